@@ -1,0 +1,30 @@
+# GLRMask developer commands. `make setup` then `make test` on a fresh machine (Python 3.11 + PyPI).
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PYTEST := $(PY) -m pytest
+
+.PHONY: setup test test-full bench artifacts exactness clean
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml runtime/pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ./runtime -e '.[test]'
+	touch $@
+
+test: setup
+	$(PYTEST) -q
+
+test-full: setup
+	$(PYTEST) -q -m ''
+
+bench: setup
+	$(PY) -m bench
+
+artifacts: setup
+	$(PY) -m glrmask_cli build grammars/json.lark --tokenizer gpt2 -o artifacts/json.gpt2.glrm
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis .cache reports

@@ -1,0 +1,3 @@
+from glrmask_cli.cli import main
+
+main()

@@ -1,0 +1,54 @@
+"""Compiler errors: all subclasses of `glrmask_runtime.GLRMaskError`.
+
+The CLI prints `str(err)` (one line: `where: what; hint`) and exits 1.
+"""
+
+from __future__ import annotations
+
+from glrmask_runtime.errors import GLRMaskError
+
+
+class GrammarError(GLRMaskError):
+    """A grammar cannot be compiled. `where` is `file:line:col` (as far as known)."""
+
+    def __init__(self, where: str, what: str, *, rule: str | None = None, terminal: str | None = None,
+                 hint: str | None = None):
+        self.where = where
+        self.what = what
+        self.rule = rule
+        self.terminal = terminal
+        self.hint = hint
+        subject = f"rule {rule}: " if rule else f"terminal {terminal}: " if terminal else ""
+        text = f"{where}: {subject}{what}"
+        if hint:
+            text += f"; {hint}"
+        super().__init__(text)
+
+
+class GrammarSyntaxError(GrammarError):
+    """The .lark file does not parse, or references something undefined."""
+
+
+class UnsupportedFeature(GrammarError):
+    """A grammar feature GLRMask cannot compile (yet): %declare, backreferences, ..."""
+
+
+class NormalizationError(GrammarError):
+    """The grammar cannot be normalized (e.g. it is cyclic: A =>+ A)."""
+
+
+class TokenizerError(GLRMaskError):
+    """Unknown tokenizer name, unreadable vocabulary file, or hash mismatch."""
+
+
+class LimitExceeded(GLRMaskError):
+    """A build limit was hit. Says which limit, its value, the stage and how to raise it."""
+
+    def __init__(self, limit: str, value: int, stage: str, hint: str = ""):
+        self.limit = limit
+        self.value = value
+        self.stage = stage
+        text = f"{stage}: limit {limit}={value} exceeded"
+        if hint:
+            text += f"; {hint}"
+        super().__init__(text)
