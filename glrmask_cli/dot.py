@@ -1,0 +1,62 @@
+"""Graphviz renderings of an artifact's automata for `glrmask inspect --dot {dwa,lexer}`.
+
+The DWA: one node per state (labelled with its id and how many distinct rows it has over the lexer
+states), edges labelled with the LR state read, `*` for the default edge. The lexer: one node per
+state (accepting states double-circled, labelled with the terminals), edges labelled with byte ranges.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from glrmask_runtime.artifact import Artifact
+
+
+def _byte(b: int) -> str:
+    ch = chr(b)
+    if ch.isprintable() and ch not in '"\\' and b < 128:
+        return ch
+    return f"\\\\x{b:02x}"
+
+
+def _ranges(bytes_: list[int]) -> str:
+    parts, start = [], None
+    for i, b in enumerate(bytes_):
+        if start is None:
+            start = b
+        if i + 1 == len(bytes_) or bytes_[i + 1] != b + 1:
+            parts.append(_byte(start) if start == b else f"{_byte(start)}-{_byte(b)}")
+            start = None
+    return ",".join(parts)
+
+
+def dwa_dot(art: Artifact) -> str:
+    row_of = art.container.sections["dwa.row_of"]
+    lines = ["digraph parser_dwa {", "  rankdir=LR;", "  node [shape=circle];"]
+    for d, edges in enumerate(art.dwa_edges):
+        distinct = len(np.unique(row_of[d]))
+        lines.append(f'  d{d} [label="{d}\\n{distinct} rows"];')
+        for label, target in sorted(edges.items()):
+            lines.append(f'  d{d} -> d{target} [label="{label}"];')
+        if art.dwa_default[d] >= 0:
+            lines.append(f'  d{d} -> d{art.dwa_default[d]} [label="*", style=dashed];')
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def lexer_dot(art: Artifact) -> str:
+    names = art.metadata["grammar"]["terminals"]
+    lexer = art.lexer
+    lines = ["digraph lexer {", "  rankdir=LR;"]
+    for state in range(1, lexer.n_states):
+        accepted = lexer.term_set(int(lexer.close_sets[state, 256]))
+        label = f"{state}" + ("\\n" + " ".join(names[t] for t in accepted) if accepted else "")
+        shape = "doublecircle" if accepted else "circle"
+        lines.append(f'  s{state} [shape={shape}, label="{label.replace(chr(34), chr(92) + chr(34))}"];')
+        targets: dict[int, list[int]] = {}
+        for byte, target in enumerate(lexer.transitions[state].tolist()):
+            if target:
+                targets.setdefault(target, []).append(byte)
+        for target, bytes_ in sorted(targets.items()):
+            lines.append(f'  s{state} -> s{target} [label="{_ranges(bytes_)}"];')
+    lines.append("}")
+    return "\n".join(lines) + "\n"

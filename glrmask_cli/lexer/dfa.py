@@ -1,0 +1,269 @@
+"""Prioritized byte NFA -> one terminal's byte DFA; Moore minimization shared with the scanner.
+
+Subset construction over byte classes. A DFA state is the list of NFA threads (state + pending
+lookahead obligations) plus the lookbehind monitors' states. Greedy terminals use thread *sets*
+(fullmatch language); terminals with lazy quantifiers keep threads in priority order and cut the
+lower-priority ones when a match is found (leftmost-first, i.e. where `re.match` ends the lexeme).
+A match may depend on the byte after the lexeme (trailing lookahead): `close[s, c]`, c = 256 = end.
+Conventions: state 0 = DEAD, state 1 = START. Limit: MAX_DFA_STATES per terminal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from glrmask_cli.lexer.nfa import NFA
+from glrmask_cli.lexer.syntax import SyntaxUnsupported
+
+DEAD, START, EOF = 0, 1, 256
+MAX_DFA_STATES = 50_000
+
+
+@dataclass(frozen=True)
+class ByteDFA:
+    trans: np.ndarray          # int32 (n, 256)
+    close: np.ndarray          # bool (n, 257): a lexeme ending here is matched when followed by c
+
+
+def nfa_byte_classes(nfa: NFA) -> np.ndarray:
+    """Representative bytes of the classes of bytes no NFA edge distinguishes."""
+    cuts = {0, 256}
+    for edges in nfa.edges:
+        for lo, hi, _ in edges:
+            cuts.add(lo)
+            cuts.add(hi + 1)
+    return np.array(sorted(cuts)[:-1], dtype=np.int64)  # class = [cut_i, cut_{i+1})
+
+
+class _Determinizer:
+    def __init__(self, nfa: NFA, ordered: bool):
+        self.nfa = nfa
+        self.ordered = ordered
+        self._sub_cache: dict[frozenset, frozenset] = {}
+
+    # -- sub-NFAs (lookaround bodies): plain sets --------------------------------------------
+    def sub_closure(self, seeds) -> frozenset:
+        key = frozenset(seeds)
+        hit = self._sub_cache.get(key)
+        if hit is not None:
+            return hit
+        seen, stack = set(key), list(key)
+        while stack:
+            for t in self.nfa.eps[stack.pop()]:
+                if t not in seen:
+                    seen.add(t)
+                    stack.append(t)
+        out = frozenset(s for s in seen if self.nfa.edges[s] or not self.nfa.eps[s])
+        self._sub_cache[key] = out
+        return out
+
+    def sub_step(self, states: frozenset, b: int) -> frozenset:
+        return self.sub_closure(t for s in states for lo, hi, t in self.nfa.edges[s] if lo <= b <= hi)
+
+    def resolve(self, negate: bool, sub: frozenset, accept: int) -> bool | None:
+        """True: obligation satisfied, False: violated, None: still open."""
+        if accept in sub:
+            return not negate
+        if not sub:
+            return negate
+        return None
+
+    def step_monitors(self, monitors: tuple, b: int) -> tuple:
+        out = []
+        for (start, _), cur in zip(self.nfa.monitors, monitors):
+            stepped = self.sub_step(cur, b)
+            out.append(stepped | self.sub_closure([start]))
+        return tuple(out)
+
+    # -- main threads ------------------------------------------------------------------------
+    def closure(self, seeds, monitors: tuple) -> list:
+        """Ordered epsilon closure of threads (state, obligations); first occurrence wins."""
+        out, seen = [], set()
+        stack = list(reversed(seeds))
+        nfa = self.nfa
+        while stack:
+            thread = stack.pop()
+            if thread in seen:
+                continue
+            seen.add(thread)
+            state, obls = thread
+            if state in nfa.look:
+                negate, sub_start, sub_accept, nxt = nfa.look[state]
+                sub = self.sub_closure([sub_start])
+                verdict = self.resolve(negate, sub, sub_accept)
+                if verdict is None:
+                    stack.append((nxt, obls | {(negate, sub_accept, sub)}))
+                elif verdict:
+                    stack.append((nxt, obls))
+            elif state in nfa.behind:
+                negate, mon, nxt = nfa.behind[state]
+                if (nfa.monitors[mon][1] in monitors[mon]) != negate:
+                    stack.append((nxt, obls))
+            elif nfa.eps[state]:
+                stack.extend((t, obls) for t in reversed(nfa.eps[state]))
+            else:
+                out.append(thread)
+        return out
+
+    def step_obligations(self, obls: frozenset, b: int):
+        """Obligations after byte b, or None if one is violated."""
+        out = []
+        for negate, accept, sub in obls:
+            nsub = self.sub_step(sub, b)
+            verdict = self.resolve(negate, nsub, accept)
+            if verdict is False:
+                return None
+            if verdict is None:
+                out.append((negate, accept, nsub))
+        return frozenset(out)
+
+    def peek_ok(self, obls: frozenset, c: int) -> bool:
+        """Is a match with pending obligations valid when the next byte is c (256 = end)?"""
+        for negate, accept, sub in obls:
+            if c == EOF:
+                verdict = negate
+            else:
+                verdict = self.resolve(negate, self.sub_step(sub, c), accept)
+                if verdict is None:
+                    raise SyntaxUnsupported("a lookahead reads more than one byte past the end of the "
+                                            "lexeme (only a one-byte trailing lookahead is supported)")
+            if not verdict:
+                return False
+        return True
+
+    def successor(self, threads: list, monitors: tuple, c: int):
+        """(matched when followed by c, next threads, next monitors)."""
+        matched, live = False, []
+        for state, obls in threads:
+            if state == self.nfa.accept:
+                if self.peek_ok(obls, c):
+                    matched = True
+                    if self.ordered:
+                        break
+            else:
+                live.append((state, obls))
+        if c == EOF:
+            return matched, [], monitors
+        new_monitors = self.step_monitors(monitors, c)
+        seeds = []
+        for state, obls in live:
+            for lo, hi, t in self.nfa.edges[state]:
+                if lo <= c <= hi:
+                    nobls = self.step_obligations(obls, c)
+                    if nobls is not None:
+                        seeds.append((t, nobls))
+        return matched, self.closure(seeds, new_monitors), new_monitors
+
+
+def determinize(nfa: NFA, ordered: bool) -> ByteDFA:
+    """Subset construction (ordered thread lists when `ordered`), then expanded to 256 columns."""
+    det = _Determinizer(nfa, ordered)
+    reps = nfa_byte_classes(nfa)
+    monitors0 = tuple(det.sub_closure([start]) for start, _ in nfa.monitors)
+    start = (det.closure([(nfa.start, frozenset())], monitors0), monitors0)
+    keys: dict = {}
+    states: list = [None, start]
+
+    def key_of(threads, monitors):
+        return (tuple(threads) if ordered else frozenset(threads), monitors)
+
+    keys[key_of(*start)] = START
+    trans_rows, close_rows = [np.zeros(len(reps), np.int32)], [np.zeros(257, bool)]
+    i = START
+    while i < len(states):
+        threads, monitors = states[i]
+        row, close = np.zeros(len(reps), np.int32), np.zeros(257, bool)
+        close[EOF] = det.successor(threads, monitors, EOF)[0]
+        for k, c in enumerate(reps.tolist()):
+            matched, nthreads, nmon = det.successor(threads, monitors, c)
+            close[c] = matched
+            if nthreads:
+                key = key_of(nthreads, nmon)
+                if key not in keys:
+                    if len(states) >= MAX_DFA_STATES:
+                        raise SyntaxUnsupported(f"terminal DFA exceeds {MAX_DFA_STATES} states")
+                    keys[key] = len(states)
+                    states.append((nthreads, nmon))
+                row[k] = keys[key]
+        trans_rows.append(row)
+        close_rows.append(close)
+        i += 1
+    return _expand(np.array(trans_rows), np.array(close_rows), reps)
+
+
+def _expand(trans_by_class: np.ndarray, close_by_rep: np.ndarray, reps: np.ndarray) -> ByteDFA:
+    class_of = np.searchsorted(reps, np.arange(256), side="right") - 1
+    trans = trans_by_class[:, class_of].astype(np.int32)
+    close = close_by_rep.copy()
+    close[:, :256] = close_by_rep[:, reps[class_of]]
+    return ByteDFA(trans, close)
+
+
+def trim(dfa: ByteDFA) -> ByteDFA:
+    """Send states from which no match is reachable to DEAD (so live state = viable terminal)."""
+    n = dfa.trans.shape[0]
+    alive = dfa.close.any(axis=1)
+    alive[DEAD] = False
+    while True:
+        reach = alive | (alive[dfa.trans].any(axis=1))
+        reach[DEAD] = False
+        if (reach == alive).all():
+            break
+        alive = reach
+    trans = np.where(alive[dfa.trans], dfa.trans, DEAD).astype(np.int32)
+    trans[~alive] = DEAD
+    close = dfa.close & alive[:, None]
+    return ByteDFA(trans, close) if n else dfa
+
+
+def moore_partition(trans: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """Coarsest partition refining `labels` that is stable under `trans` (Moore's algorithm)."""
+    cols = np.unique(trans, axis=1) if trans.shape[1] > 1 else trans
+    block = np.unique(labels, return_inverse=True)[1].astype(np.int64).ravel()
+    n_blocks = int(block.max()) + 1 if block.size else 0
+    while True:
+        sig = np.concatenate([block[:, None], block[cols]], axis=1)
+        _, new_block = np.unique(sig, axis=0, return_inverse=True)
+        new_block = new_block.ravel()
+        count = int(new_block.max()) + 1
+        if count == n_blocks:
+            return new_block
+        block, n_blocks = new_block, count
+
+
+def renumber(trans: np.ndarray, block: np.ndarray, start: int) -> tuple[np.ndarray, np.ndarray]:
+    """Quotient by `block`, numbered DEAD=0, START=1, then breadth-first in byte order.
+
+    Returns (new transitions, new id of each old state's block; -1 for unreachable ones)."""
+    n_blocks = int(block.max()) + 1
+    rep = np.zeros(n_blocks, np.int64)
+    rep[block[::-1]] = np.arange(len(block))[::-1]      # first old state of each block
+    qtrans = block[trans[rep]]
+    new_id = np.full(n_blocks, -1, np.int64)
+    new_id[block[DEAD]] = DEAD
+    order = [block[DEAD], block[start]]
+    new_id[block[start]] = START
+    i = 1
+    while i < len(order):
+        for t in qtrans[order[i]].tolist():
+            if new_id[t] < 0:
+                new_id[t] = len(order)
+                order.append(t)
+        i += 1
+    out = new_id[qtrans[np.array(order)]].astype(np.int32)
+    return out, new_id[block]
+
+
+def minimize(dfa: ByteDFA) -> ByteDFA:
+    """Trim, then Moore-minimize a single terminal's DFA."""
+    dfa = trim(dfa)
+    if not dfa.close.any():
+        return ByteDFA(np.zeros((2, 256), np.int32), np.zeros((2, 257), bool))
+    block = moore_partition(dfa.trans, np.unique(dfa.close, axis=0, return_inverse=True)[1].ravel())
+    trans, ids = renumber(dfa.trans, block, START)
+    close = np.zeros((trans.shape[0], 257), bool)
+    keep = ids >= 0
+    close[ids[keep]] = dfa.close[keep]
+    return ByteDFA(trans, close)

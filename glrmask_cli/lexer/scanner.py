@@ -1,0 +1,192 @@
+"""All terminals -> one minimized combined byte DFA (`LexerTables`) plus build warnings.
+
+Each terminal is compiled alone (syntax -> nfa -> dfa, trimmed and minimized), then the union is
+determinized over global byte classes (a state = the tuple of live per-terminal states) and
+Moore-minimized. Accept sets apply Lark's tie-break: highest priority, then literals over regexps;
+remaining ties stay as a set. Terminal id = index in `terminals`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from glrmask_cli.errors import LimitExceeded, UnsupportedFeature
+from glrmask_cli.grammar import TerminalSpec
+from glrmask_cli.lexer.dfa import DEAD, START, ByteDFA, determinize, minimize, moore_partition, renumber
+from glrmask_cli.lexer.nfa import build_nfa
+from glrmask_cli.lexer.syntax import SyntaxUnsupported, has_lazy, parse_pattern
+from glrmask_runtime.tables import LexerTables
+
+MAX_COMBINED_STATES = 1_000_000
+
+
+@dataclass(frozen=True)
+class LexerBuild:
+    tables: LexerTables
+    warnings: tuple[str, ...]
+
+
+def build_terminal_dfa(spec: TerminalSpec, grammar_path: str = "<grammar>") -> ByteDFA:
+    """One terminal's trimmed, minimized DFA; UnsupportedFeature names the terminal."""
+    try:
+        ir = parse_pattern(spec.pattern, spec.flags)
+        dfa = minimize(determinize(build_nfa(ir), ordered=has_lazy(ir)))
+    except SyntaxUnsupported as e:
+        raise UnsupportedFeature(grammar_path, str(e), terminal=spec.display,
+                                 hint="rewrite the terminal without this construct") from e
+    if dfa.close[START].any():
+        raise UnsupportedFeature(grammar_path, "terminal matches the empty string", terminal=spec.display,
+                                 hint="every lexeme must consume at least one byte")
+    if not dfa.close.any():
+        raise UnsupportedFeature(grammar_path, "terminal matches no text", terminal=spec.display)
+    return dfa
+
+
+def build_lexer(terminals: Sequence[TerminalSpec], ignore: Sequence[str],
+                grammar_path: str = "<grammar>") -> LexerBuild:
+    """Compile every terminal and combine them into `LexerTables` (DESIGN 2.1)."""
+    dfas = [build_terminal_dfa(t, grammar_path) for t in terminals]
+    union_trans, union_close, owner, starts = _union(dfas)
+    combo = _Combined(terminals, union_trans, union_close, owner)
+    trans, states = combo.determinize(starts)
+    close_ids, viable_ids = combo.accept_tables(states)
+    labels = np.concatenate([close_ids, viable_ids[:, None]], axis=1)
+    block = moore_partition(trans, np.unique(labels, axis=0, return_inverse=True)[1].ravel())
+    new_trans, ids = renumber(trans, block, START)
+    n = new_trans.shape[0]
+    keep = ids >= 0
+    close_sets = np.zeros((n, 257), np.int32)
+    viable = np.zeros(n, np.int32)
+    close_sets[ids[keep]] = close_ids[keep]
+    viable[ids[keep]] = viable_ids[keep]
+    close_sets, viable, offsets, items = combo.renumber_sets(close_sets, viable)
+    names = {t.name: i for i, t in enumerate(terminals)}
+    ignored = np.array(sorted(names[n_] for n_ in ignore if n_ in names), np.int32)
+    tables = LexerTables(new_trans, close_sets, viable, offsets, items, ignored)
+    return LexerBuild(tables, tuple(lexer_warnings(tables, terminals)))
+
+
+def _union(dfas: list[ByteDFA]):
+    """Stack per-terminal DFAs into one id space; DEAD -> -1, so each row is one terminal's step."""
+    sizes = [d.trans.shape[0] for d in dfas]
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    trans = np.concatenate([np.where(d.trans == DEAD, -1, d.trans + off)
+                            for d, off in zip(dfas, offsets[:-1])]).astype(np.int64)
+    close = np.concatenate([d.close for d in dfas])
+    owner = np.repeat(np.arange(len(dfas)), sizes)
+    starts = tuple(int(off) + START for off in offsets[:-1])
+    return trans, close, owner, starts
+
+
+class _Combined:
+    def __init__(self, terminals, union_trans, union_close, owner):
+        self.terminals = terminals
+        self.owner = owner
+        self.union_close = union_close
+        cols, self.class_of = np.unique(np.concatenate([union_trans, union_close[:, :256]]), axis=1,
+                                        return_inverse=True)
+        self.class_of = self.class_of.ravel()
+        self.n_classes = cols.shape[1]
+        reps = np.zeros(self.n_classes, np.int64)
+        reps[self.class_of[::-1]] = np.arange(256)[::-1]
+        self.class_trans = union_trans[:, reps]
+        self.sets: dict[tuple[int, ...], int] = {(): 0}
+
+    def determinize(self, starts: tuple[int, ...]):
+        """Subset construction over the union (deterministic parts: a state = tuple of ids)."""
+        keys = {(): DEAD, starts: START}
+        states: list[tuple[int, ...]] = [(), starts]
+        rows = [np.zeros(self.n_classes, np.int64)]
+        i = START
+        while i < len(states):
+            step = self.class_trans[list(states[i])]
+            row = np.zeros(self.n_classes, np.int64)
+            for k in range(self.n_classes):
+                col = step[:, k]
+                key = tuple(col[col >= 0].tolist())
+                sid = keys.get(key)
+                if sid is None:
+                    sid = keys[key] = len(states)
+                    states.append(key)
+                    if len(states) > MAX_COMBINED_STATES:
+                        raise LimitExceeded("MAX_COMBINED_STATES", MAX_COMBINED_STATES, "lexer",
+                                            "simplify or split the terminals")
+                row[k] = sid
+            rows.append(row)
+            i += 1
+        return np.array(rows)[:, self.class_of], states
+
+    def set_id(self, terms) -> int:
+        key = tuple(sorted(terms))
+        if key not in self.sets:
+            self.sets[key] = len(self.sets)
+        return self.sets[key]
+
+    def tie_break(self, terms: list[int]) -> list[int]:
+        if not terms:
+            return terms
+        best = max(self.terminals[t].priority for t in terms)
+        top = [t for t in terms if self.terminals[t].priority == best]
+        literals = [t for t in top if self.terminals[t].is_literal]
+        return literals or top
+
+    def accept_tables(self, states):
+        close_ids = np.zeros((len(states), 257), np.int32)
+        viable_ids = np.zeros(len(states), np.int32)
+        for sid, ids in enumerate(states):
+            if not ids:
+                continue
+            ids_arr = np.array(ids)
+            viable_ids[sid] = self.set_id(self.owner[ids_arr].tolist())
+            sub = self.union_close[ids_arr]
+            patterns, inverse = np.unique(sub, axis=1, return_inverse=True)
+            pattern_ids = [self.set_id(self.tie_break(self.owner[ids_arr[patterns[:, j]]].tolist()))
+                           for j in range(patterns.shape[1])]
+            close_ids[sid] = np.array(pattern_ids, np.int32)[inverse.ravel()]
+        return close_ids, viable_ids
+
+    def renumber_sets(self, close_sets, viable):
+        """Renumber term sets in sorted order of their contents (only those used), set 0 = empty."""
+        used = sorted(set(np.unique(close_sets).tolist()) | set(np.unique(viable).tolist()) | {0})
+        by_id = {v: k for k, v in self.sets.items()}
+        ordered = sorted(used, key=lambda i: (len(by_id[i]), by_id[i]))
+        remap = np.zeros(len(self.sets), np.int32)
+        remap[ordered] = np.arange(len(ordered))
+        offsets = np.zeros(len(ordered) + 1, np.int32)
+        offsets[1:] = np.cumsum([len(by_id[i]) for i in ordered])
+        items = np.array([t for i in ordered for t in by_id[i]], np.int32)
+        return remap[close_sets], remap[viable], offsets, items
+
+
+def lexer_warnings(tables: LexerTables, terminals: Sequence[TerminalSpec]) -> list[str]:
+    """Tied terminals (the parser must choose: Lark's contextual lexer would) and boundaries that
+    one byte of lookahead cannot decide (an accepted lexeme extends into a possible dead end)."""
+    names = [t.display for t in terminals]
+    trans, close = tables.transitions, tables.close_sets
+    out = []
+    ties = sorted({tables.term_set(int(s)) for s in np.unique(close) if len(tables.term_set(int(s))) > 1})
+    for tie in ties:
+        out.append("terminals " + ", ".join(names[t] for t in tie) + " match the same text "
+                   "(kept as alternatives; Lark's contextual lexer would pick by parser state)")
+    # Only character boundaries matter: enter by an ASCII byte, fail on a byte that starts a char.
+    starts_char = np.zeros(256, bool)
+    starts_char[:0x80] = starts_char[0xC2:0xF5] = True
+    dead_unaccepted = ((trans == DEAD) & (close[:, :256] == 0))[:, starts_char].any(axis=1)
+    dead_unaccepted[DEAD] = False
+    accepting = (close != 0).any(axis=1)
+    pairs = set()
+    for s in np.nonzero(accepting)[0].tolist():
+        ascii_next = trans[s][:0x80]
+        for nxt in sorted(set(ascii_next[dead_unaccepted[ascii_next]].tolist())):
+            done = {t for c in range(257) for t in tables.term_set(int(close[s, c]))}
+            later = set(tables.term_set(int(tables.viable_sets[nxt])))
+            for a in sorted(done):
+                for b in sorted(later - {a}) or [a]:
+                    pairs.add((a, b))
+    for a, b in sorted(pairs):
+        out.append(f"terminal {names[a]} followed by the start of {names[b]}: one byte of lookahead "
+                   "cannot decide the lexeme boundary (input such as INT then '1.x' is rejected)")
+    return out

@@ -1,0 +1,86 @@
+"""Stage 7: runtime rows. R[d][q] = the tokens allowed when the DWA walk ends in state d and the
+open lexeme is in lexer state q, as packed bits in the vLLM bitmask layout (bit v % 32 of 32-bit word
+v // 32). Rows are deduplicated into a pool; row 0 is the empty row.
+
+Input: the Parser DWA's cumulative outcome sets and the Terminal DWA's (lexer state, token class) ->
+outcome table. Everything is vectorized over token classes, then expanded to tokens once per
+distinct row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from glrmask_cli.parser_dwa.determinize import ParserDWA
+from glrmask_cli.terminal_dwa import TerminalDWA
+
+
+@dataclass(frozen=True, eq=False)
+class RowPool:
+    rows: np.ndarray      # uint32 (n_rows, ceil(vocab_size / 32)); row 0 is all zeros
+    row_of: np.ndarray    # int32 (n_dwa_states, n_lexer_states)
+
+
+def words_per_row(vocab_size: int) -> int:
+    return (vocab_size + 31) // 32
+
+
+def _outcome_members(bitset: int, n_outcomes: int) -> np.ndarray:
+    """Bitset int -> bool membership of length n_outcomes + 1 (the last entry, for NO_OUTCOME, False)."""
+    raw = np.frombuffer(bitset.to_bytes((n_outcomes + 7) // 8 or 1, "little"), dtype=np.uint8)
+    members = np.zeros(n_outcomes + 1, dtype=bool)
+    members[:n_outcomes] = np.unpackbits(raw, bitorder="little")[:n_outcomes].astype(bool)
+    return members
+
+
+def _pack_tokens(allowed: np.ndarray) -> np.ndarray:
+    """Bool per token -> uint32 words, bit v % 32 of word v // 32."""
+    n_words = words_per_row(len(allowed))
+    packed = np.zeros(n_words * 4, dtype=np.uint8)
+    bits = np.packbits(allowed, bitorder="little")
+    packed[:len(bits)] = bits
+    return packed.view("<u4")
+
+
+def build_rows(dwa: ParserDWA, tdwa: TerminalDWA) -> RowPool:
+    """Compute R[d][q] for every DWA state and lexer state, deduplicated."""
+    n_outcomes = len(tdwa.outcomes)
+    class_outcome = tdwa.class_outcome          # (n_lexer_states, n_classes + 2), -1 = none
+    n_lexer_states = class_outcome.shape[0]
+    row_index: dict[bytes, int] = {}
+    token_rows: list[np.ndarray] = []
+    vocab_size = len(tdwa.class_of_token)
+
+    def token_row_id(class_row: np.ndarray) -> int:
+        allowed = class_row[tdwa.class_of_token]
+        packed = _pack_tokens(allowed)
+        key = packed.tobytes()
+        row = row_index.get(key)
+        if row is None:
+            row = row_index[key] = len(token_rows)
+            token_rows.append(packed)
+        return row
+
+    token_row_id(np.zeros(class_outcome.shape[1], dtype=bool))   # row 0: nothing allowed
+    by_class_row: dict[bytes, int] = {}
+    by_bitset: dict[int, np.ndarray] = {}
+    row_of = np.zeros((dwa.n_states, n_lexer_states), dtype=np.int32)
+    for state, bitset in enumerate(dwa.outcomes):
+        cached = by_bitset.get(bitset)
+        if cached is None:
+            members = _outcome_members(bitset, n_outcomes)
+            allowed_classes = members[class_outcome]              # (n_lexer_states, n_classes + 2)
+            cached = np.empty(n_lexer_states, dtype=np.int32)
+            packed = np.packbits(allowed_classes, axis=1)
+            for q in range(n_lexer_states):
+                key = packed[q].tobytes()
+                row = by_class_row.get(key)
+                if row is None:
+                    row = by_class_row[key] = token_row_id(allowed_classes[q])
+                cached[q] = row
+            by_bitset[bitset] = cached
+        row_of[state] = cached
+    rows = np.stack(token_rows) if token_rows else np.zeros((1, words_per_row(vocab_size)), dtype="<u4")
+    return RowPool(rows=np.ascontiguousarray(rows, dtype="<u4"), row_of=row_of)

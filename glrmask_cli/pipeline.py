@@ -1,0 +1,180 @@
+"""The compile pipeline: the only module that knows the order of the stages.
+
+grammar -> lexer -> parser (BNF, normalization, LR tables, stack effects) -> vocabulary ->
+Terminal DWA -> Parser DWA (splice, determinize, minimize) -> rows -> artifact.
+`compile_grammar` returns everything in memory; `build_artifact` also writes the file (atomically).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+from glrmask_cli import __version__
+from glrmask_cli.artifact import write_artifact
+from glrmask_cli.grammar import GrammarSpec, load_grammar
+from glrmask_cli.lexer.scanner import build_lexer
+from glrmask_cli.parser.cfg import build_cfg
+from glrmask_cli.parser.lr import build_lr_tables
+from glrmask_cli.parser.normalize import NormalizedGrammar, normalize
+from glrmask_cli.parser.stack_effects import StackEffects, build_stack_effects
+from glrmask_cli.parser_dwa.determinize import ParserDWA, build_read_trie, determinize
+from glrmask_cli.parser_dwa.rows import RowPool, build_rows
+from glrmask_cli.parser_dwa.splice import ReadPrefixes
+from glrmask_cli.terminal_dwa import TerminalDWA, build_terminal_dwa
+from glrmask_cli.vocab.registry import load_vocabulary
+from glrmask_cli.vocab.vocabulary import Vocabulary
+from glrmask_runtime.artifact import ARTIFACT_KIND
+from glrmask_runtime.tables import LexerTables, LRTables
+
+Progress = Callable[[str], None]   # called with a stage name when the stage starts
+
+
+@dataclass
+class Compiled:
+    """Every stage's product, in memory."""
+
+    grammar: GrammarSpec
+    lexer: LexerTables
+    lexer_warnings: tuple[str, ...]
+    normalized: NormalizedGrammar
+    lr: LRTables
+    conflicts: int
+    effects: StackEffects
+    vocab: Vocabulary
+    terminal_dwa: TerminalDWA
+    parser_dwa: ParserDWA
+    rows: RowPool
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def _stage(timings: dict[str, float], progress: Progress | None, name: str):
+    if progress is not None:
+        progress(name)
+    timings[name] = time.perf_counter()
+
+
+def _end(timings: dict[str, float], name: str) -> None:
+    timings[name] = time.perf_counter() - timings[name]
+
+
+def compile_grammar(grammar_path: str | os.PathLike, *, tokenizer: str | Vocabulary = "gpt2",
+                    start: str | None = None, eos_tokens: Sequence[str] = (),
+                    tokenizer_pattern: str | None = None, progress: Progress | None = None) -> Compiled:
+    """Run every stage up to the row pool."""
+    t: dict[str, float] = {}
+    _stage(t, progress, "grammar")
+    grammar = load_grammar(grammar_path, start=start)
+    _end(t, "grammar")
+    _stage(t, progress, "lexer")
+    lexer_build = build_lexer(grammar.terminals, grammar.ignore, str(grammar_path))
+    _end(t, "lexer")
+    _stage(t, progress, "parser")
+    normalized = normalize(build_cfg(grammar))
+    lr_build = build_lr_tables(normalized)
+    lr, conflicts = _lr_parts(lr_build)
+    effects = build_stack_effects(lr)
+    _end(t, "parser")
+    _stage(t, progress, "vocabulary")
+    vocab = tokenizer if isinstance(tokenizer, Vocabulary) else load_vocabulary(
+        tokenizer, pattern=tokenizer_pattern, eos_tokens=eos_tokens)
+    _end(t, "vocabulary")
+    _stage(t, progress, "terminal DWA")
+    tdwa = build_terminal_dwa(lexer_build.tables, vocab.token_bytes, vocab.special_ids, vocab.eos_ids)
+    _end(t, "terminal DWA")
+    _stage(t, progress, "parser DWA")
+    dwa = build_parser_dwa(tdwa, lexer_build.tables, effects, lr.end_terminal)
+    _end(t, "parser DWA")
+    _stage(t, progress, "rows")
+    rows = build_rows(dwa, tdwa)
+    _end(t, "rows")
+    return Compiled(grammar, lexer_build.tables, tuple(lexer_build.warnings), normalized, lr, conflicts,
+                    effects, vocab, tdwa, dwa, rows, t)
+
+
+def _lr_parts(lr_build) -> tuple[LRTables, int]:
+    if isinstance(lr_build, LRTables):
+        return lr_build, 0
+    return lr_build.tables, len(lr_build.conflicts)
+
+
+def build_parser_dwa(tdwa: TerminalDWA, lexer: LexerTables, effects: StackEffects, end_terminal: int) -> ParserDWA:
+    """Splice stack effects into every outcome, then determinize and minimize."""
+    term_sets = [lexer.term_set(i) for i in range(lexer.n_term_sets)]
+    ignored = frozenset(int(t) for t in lexer.ignored)
+    prefixes = ReadPrefixes(tdwa, term_sets, effects, ignored, end_terminal)
+    by_outcome = {i: prefixes.of_outcome(i) for i in range(len(tdwa.outcomes))}
+    return determinize(build_read_trie(by_outcome))
+
+
+def artifact_sections(c: Compiled) -> dict[str, np.ndarray]:
+    """The arrays the runtime loads (names and dtypes: glrmask_runtime.artifact.SECTIONS)."""
+    i32 = lambda a: np.ascontiguousarray(a, dtype="<i4")  # noqa: E731
+    edges = c.parser_dwa.edges
+    offsets = np.zeros(len(edges) + 1, dtype="<i4")
+    offsets[1:] = np.cumsum([len(e) for e in edges])
+    labels = [label for e in edges for label in sorted(e)]
+    targets = [e[label] for e in edges for label in sorted(e)]
+    token_lengths = np.fromiter((len(b) for b in c.vocab.token_bytes), dtype="<i8", count=c.vocab.size)
+    token_offsets = np.zeros(c.vocab.size + 1, dtype="<i8")
+    token_offsets[1:] = np.cumsum(token_lengths)
+    return {
+        "lexer.transitions": i32(c.lexer.transitions), "lexer.close_sets": i32(c.lexer.close_sets),
+        "lexer.viable_sets": i32(c.lexer.viable_sets), "lexer.term_set_offsets": i32(c.lexer.term_set_offsets),
+        "lexer.term_set_items": i32(c.lexer.term_set_items), "lexer.ignored": i32(c.lexer.ignored),
+        "lr.action_offsets": i32(c.lr.action_offsets), "lr.actions": i32(c.lr.actions),
+        "lr.goto": i32(c.lr.goto), "lr.rule_lhs": i32(c.lr.rule_lhs), "lr.rule_len": i32(c.lr.rule_len),
+        "dwa.edge_offsets": offsets, "dwa.edge_labels": i32(labels), "dwa.edge_targets": i32(targets),
+        "dwa.default": i32(c.parser_dwa.default), "dwa.row_of": i32(c.rows.row_of),
+        "rows.bits": np.ascontiguousarray(c.rows.rows, dtype="<u4"),
+        "vocab.token_offsets": token_offsets,
+        "vocab.token_data": np.frombuffer(b"".join(c.vocab.token_bytes), dtype=np.uint8),
+    }
+
+
+def artifact_metadata(c: Compiled) -> dict:
+    """Everything `inspect` shows; no timestamps or paths, so equal inputs give equal bytes."""
+    g = c.grammar
+    return {
+        "kind": ARTIFACT_KIND,
+        "compiler": {"name": "glrmask", "version": __version__},
+        "grammar": {"name": g.name, "sha256": g.sha256, "start": g.start,
+                    "terminals": [t.display for t in g.terminals], "ignore": list(g.ignore)},
+        "tokenizer": {"name": c.vocab.name, "fingerprint": c.vocab.fingerprint, "vocab_size": c.vocab.size,
+                      "eos_ids": list(c.vocab.eos_ids)},
+        "lexer": {"n_states": c.lexer.n_states, "warnings": list(c.lexer_warnings)},
+        "parser": {"n_states": c.lr.n_states, "n_terminals": c.lr.n_terminals, "conflicts": c.conflicts,
+                   "n_rules": int(c.lr.rule_len.shape[0]), "rewrites": list(c.normalized.rewrites),
+                   "max_read_depth": c.effects.max_read_depth},
+        "dwa": {"n_states": c.parser_dwa.n_states, "n_transitions": c.parser_dwa.n_transitions,
+                "depth": c.parser_dwa.depth(), "n_outcomes": len(c.terminal_dwa.outcomes),
+                "n_token_classes": c.terminal_dwa.n_classes, "n_rows": int(c.rows.rows.shape[0])},
+    }
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    path: Path
+    size: int
+    seconds: float
+    compiled: Compiled
+
+
+def build_artifact(grammar_path: str | os.PathLike, out_path: str | os.PathLike | None = None, *,
+                   tokenizer: str | Vocabulary = "gpt2", start: str | None = None,
+                   eos_tokens: Sequence[str] = (), tokenizer_pattern: str | None = None,
+                   progress: Progress | None = None) -> BuildResult:
+    """Compile and write the artifact (default: `<grammar stem>.glrm` in the current directory)."""
+    began = time.perf_counter()
+    compiled = compile_grammar(grammar_path, tokenizer=tokenizer, start=start, eos_tokens=eos_tokens,
+                               tokenizer_pattern=tokenizer_pattern, progress=progress)
+    out = Path(out_path) if out_path is not None else Path.cwd() / (Path(grammar_path).stem + ".glrm")
+    if progress is not None:
+        progress("artifact")
+    size = write_artifact(out, artifact_metadata(compiled), artifact_sections(compiled))
+    return BuildResult(out, size, time.perf_counter() - began, compiled)

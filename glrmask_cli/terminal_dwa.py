@@ -1,0 +1,219 @@
+"""Stage 5: the Terminal DWA: what every token does to the lexer, from every lexer state.
+
+Input: the combined lexer tables and the vocabulary. Output: for every (lexer state q, token v) an
+*outcome*: the sequence of closed lexemes' terminal sets (a node of a shared trie) and the set of
+terminals the open lexeme at the token's end can still become; or dead. EOS gets the outcome "close
+the open lexeme at end of output, then END".
+
+Policy: tokens are first grouped into classes whose bytes map to the same lexer byte classes (they
+behave identically from every state); the scan then runs over classes, vectorized with numpy one byte
+column at a time. Closed lexemes whose terminals are all %ignore'd are left out of the sequence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+from glrmask_runtime.tables import DEAD, END_OF_INPUT, START, LexerTables
+
+NO_OUTCOME = -1
+FINAL_END = -1  # Outcome.final for EOS: the parser must accept END
+
+
+@dataclass(frozen=True)
+class Outcome:
+    node: int    # LexemeTrie node: the closed lexemes (terminal-set ids), ignored-only ones dropped
+    final: int   # term-set id of the terminals the open lexeme can still become, or FINAL_END
+
+
+@dataclass(frozen=True, eq=False)
+class TerminalDWA:
+    """Outcomes of every (lexer state, token class), plus the trie of closed-lexeme sequences.
+
+    trie_parent[n], trie_set[n]: node n extends trie_parent[n] by one closed lexeme whose terminals
+    are term set trie_set[n]; node 0 is the empty sequence.
+    class_of_token[v]: the token's class; `n_classes` is the EOS class and `n_classes + 1` the class
+    of tokens that are never allowed (special tokens other than EOS, empty tokens).
+    class_outcome[q, c]: outcome id (index into `outcomes`) or NO_OUTCOME, shape
+    (n_lexer_states, n_classes + 2).
+    """
+
+    trie_parent: np.ndarray
+    trie_set: np.ndarray
+    outcomes: tuple[Outcome, ...]
+    class_of_token: np.ndarray
+    class_outcome: np.ndarray
+    n_classes: int
+
+    @property
+    def eos_class(self) -> int:
+        return self.n_classes
+
+    def lexeme_sequence(self, node: int) -> tuple[int, ...]:
+        """The term-set ids of a trie node's closed lexemes, first to last."""
+        seq = []
+        while node != 0:
+            seq.append(int(self.trie_set[node]))
+            node = int(self.trie_parent[node])
+        return tuple(reversed(seq))
+
+
+def byte_classes(lexer: LexerTables) -> np.ndarray:
+    """Map each byte to a class; bytes of one class behave identically in every lexer state."""
+    columns = np.concatenate([lexer.transitions, lexer.close_sets[:, :256]], axis=0).T
+    _, inverse = np.unique(columns, axis=0, return_inverse=True)
+    return inverse.reshape(-1).astype(np.uint8 if inverse.max() < 256 else np.int32)
+
+
+def token_classes(lexer: LexerTables, token_bytes: Sequence[bytes], never: np.ndarray,
+                  eos_ids: Sequence[int]) -> tuple[np.ndarray, list[bytes]]:
+    """Group tokens by their byte-class strings. Returns (class of each token, one token per class)."""
+    classes = byte_classes(lexer)
+    table = bytes(int(c) for c in classes) if classes.dtype == np.uint8 else None
+    if table is None:
+        raise ValueError("more than 256 byte classes cannot happen for a byte DFA")
+    keys = [b.translate(table) for b in token_bytes]
+    excluded = never.copy()
+    excluded[list(eos_ids)] = True
+    index: dict[bytes, int] = {}
+    representatives: list[bytes] = []
+    class_of_token = np.empty(len(token_bytes), dtype=np.int32)
+    for token_id, key in enumerate(keys):
+        if excluded[token_id]:
+            class_of_token[token_id] = -1
+            continue
+        cls = index.get(key)
+        if cls is None:
+            cls = index[key] = len(representatives)
+            representatives.append(token_bytes[token_id])
+        class_of_token[token_id] = cls
+    n_classes = len(representatives)
+    class_of_token[never] = n_classes + 1
+    class_of_token[list(eos_ids)] = n_classes
+    return class_of_token, representatives
+
+
+class _TrieBuilder:
+    """Interns (parent node, term set) pairs into trie node ids, vectorized per batch."""
+
+    def __init__(self, n_term_sets: int, ignored_only: np.ndarray):
+        self.n_term_sets = n_term_sets
+        self.ignored_only = ignored_only
+        self.index: dict[int, int] = {}
+        self.parent = [0]
+        self.term_set = [0]
+
+    def extend(self, nodes: np.ndarray, term_sets: np.ndarray) -> np.ndarray:
+        keep = self.ignored_only[term_sets]
+        keys = nodes.astype(np.int64) * self.n_term_sets + term_sets
+        unique, inverse = np.unique(keys, return_inverse=True)
+        mapped = np.empty(len(unique), dtype=np.int32)
+        for i, key in enumerate(unique.tolist()):
+            node = self.index.get(key)
+            if node is None:
+                node = self.index[key] = len(self.parent)
+                self.parent.append(key // self.n_term_sets)
+                self.term_set.append(key % self.n_term_sets)
+            mapped[i] = node
+        return np.where(keep, nodes, mapped[inverse.reshape(-1)])
+
+
+def _padded(representatives: list[bytes]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Class representatives sorted by length (longest first) as a padded byte matrix."""
+    lengths = np.fromiter((len(b) for b in representatives), dtype=np.int64, count=len(representatives))
+    order = np.argsort(-lengths, kind="stable")
+    width = int(lengths.max()) if len(lengths) else 0
+    matrix = np.zeros((len(representatives), width), dtype=np.uint8)
+    flat = np.frombuffer(b"".join(representatives[i] for i in order), dtype=np.uint8)
+    sorted_lengths = lengths[order]
+    rows = np.repeat(np.arange(len(order)), sorted_lengths)
+    starts = np.cumsum(sorted_lengths) - sorted_lengths
+    cols = np.arange(len(flat)) - np.repeat(starts, sorted_lengths)
+    matrix[rows, cols] = flat
+    active = np.searchsorted(-sorted_lengths, -np.arange(1, width + 1), side="right")
+    return matrix, order, active
+
+
+def _scan_from(lexer: LexerTables, state: int, matrix: np.ndarray, active: np.ndarray,
+               trie: _TrieBuilder) -> tuple[np.ndarray, np.ndarray]:
+    """Scan every class representative from one lexer state: (trie node, open state), DEAD if dead."""
+    n = matrix.shape[0]
+    states = np.full(n, state, dtype=np.int32)
+    nodes = np.zeros(n, dtype=np.int32)
+    transitions, close_sets = lexer.transitions, lexer.close_sets
+    for column, count in enumerate(active.tolist()):
+        cur = states[:count]
+        byte = matrix[:count, column]
+        nxt = transitions[cur, byte]
+        closing = np.nonzero((nxt == DEAD) & (cur != DEAD))[0]
+        if len(closing):
+            accepted = close_sets[cur[closing], byte[closing]]
+            restart = transitions[START, byte[closing]]
+            ok = (accepted != 0) & (restart != DEAD)
+            good = closing[ok]
+            nodes[good] = trie.extend(nodes[good], accepted[ok])
+            nxt[good] = restart[ok]
+        states[:count] = nxt
+    return nodes, states
+
+
+def build_terminal_dwa(lexer: LexerTables, token_bytes: Sequence[bytes], special_ids: frozenset[int],
+                       eos_ids: Sequence[int]) -> TerminalDWA:
+    """Compute every (lexer state, token) outcome; see the module docstring."""
+    never = np.zeros(len(token_bytes), dtype=bool)
+    never[sorted(special_ids - set(eos_ids))] = True
+    never |= np.fromiter((len(b) == 0 for b in token_bytes), dtype=bool, count=len(token_bytes))
+    never[list(eos_ids)] = False
+    class_of_token, representatives = token_classes(lexer, token_bytes, never, eos_ids)
+    n_classes = len(representatives)
+
+    ignored = set(int(t) for t in lexer.ignored)
+    ignored_only = np.array([bool(lexer.term_set(i)) and set(lexer.term_set(i)) <= ignored
+                             for i in range(lexer.n_term_sets)], dtype=bool)
+    trie = _TrieBuilder(lexer.n_term_sets, ignored_only)
+    matrix, order, active = _padded(representatives)
+
+    outcome_index: dict[tuple[int, int], int] = {}
+    class_outcome = np.full((lexer.n_states, n_classes + 2), NO_OUTCOME, dtype=np.int32)
+    for state in range(1, lexer.n_states):
+        nodes, ends = _scan_from(lexer, state, matrix, active, trie)
+        finals = lexer.viable_sets[ends]
+        alive = (ends != DEAD) & (finals != 0)
+        row = np.full(n_classes, NO_OUTCOME, dtype=np.int32)
+        row[order[alive]] = _intern_outcomes(outcome_index, nodes[alive], finals[alive])
+        class_outcome[state, :n_classes] = row
+        class_outcome[state, n_classes] = _eos_outcome(lexer, state, trie, outcome_index)
+
+    outcomes = tuple(Outcome(node, final) for (node, final), _ in sorted(outcome_index.items(), key=lambda kv: kv[1]))
+    return TerminalDWA(
+        trie_parent=np.asarray(trie.parent, dtype=np.int32),
+        trie_set=np.asarray(trie.term_set, dtype=np.int32),
+        outcomes=outcomes,
+        class_of_token=class_of_token,
+        class_outcome=class_outcome,
+        n_classes=n_classes,
+    )
+
+
+def _intern_outcomes(index: dict[tuple[int, int], int], nodes: np.ndarray, finals: np.ndarray) -> np.ndarray:
+    keys = nodes.astype(np.int64) * (1 << 32) + finals.astype(np.int64)
+    unique, inverse = np.unique(keys, return_inverse=True)
+    ids = np.empty(len(unique), dtype=np.int32)
+    for i, key in enumerate(unique.tolist()):
+        pair = (key >> 32, key & 0xFFFFFFFF)
+        ids[i] = index.setdefault(pair, len(index))
+    return ids[inverse.reshape(-1)]
+
+
+def _eos_outcome(lexer: LexerTables, state: int, trie: _TrieBuilder, index: dict[tuple[int, int], int]) -> int:
+    """EOS from lexer state q: close the open lexeme at end of output (if any), then END."""
+    if state == START:
+        node = 0
+    else:
+        accepted = int(lexer.close_sets[state, END_OF_INPUT])
+        if accepted == 0:
+            return NO_OUTCOME
+        node = int(trie.extend(np.array([0], dtype=np.int32), np.array([accepted], dtype=np.int32))[0])
+    return index.setdefault((node, FINAL_END), len(index))

@@ -1,0 +1,195 @@
+"""Load an artifact: the container (format.py) -> validated lexer, LR and DWA tables -> `Artifact`.
+
+`load(path)` memory-maps the expanded sections, checks that every section GLRMask needs is there with
+the right dtype and shape and that every id stored in one table indexes validly into the others, then
+prepares the small Python structures the hot path uses (DWA edges as dicts). Any problem raises
+`ArtifactError`; nothing in the file is ever executed.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from glrmask_runtime.errors import ArtifactError, TokenizerMismatch
+from glrmask_runtime.format import Container, read_container
+from glrmask_runtime.glr import GLRParser
+from glrmask_runtime.lexer import Scanner
+from glrmask_runtime.recognizer import Recognizer
+from glrmask_runtime.tables import LexerTables, LRTables
+
+ARTIFACT_KIND = "glrmask.parser-dwa"
+
+# section name -> (dtype, number of dimensions)
+SECTIONS = {
+    "lexer.transitions": ("<i4", 2),
+    "lexer.close_sets": ("<i4", 2),
+    "lexer.viable_sets": ("<i4", 1),
+    "lexer.term_set_offsets": ("<i4", 1),
+    "lexer.term_set_items": ("<i4", 1),
+    "lexer.ignored": ("<i4", 1),
+    "lr.action_offsets": ("<i4", 1),
+    "lr.actions": ("<i4", 1),
+    "lr.goto": ("<i4", 2),
+    "lr.rule_lhs": ("<i4", 1),
+    "lr.rule_len": ("<i4", 1),
+    "dwa.edge_offsets": ("<i4", 1),
+    "dwa.edge_labels": ("<i4", 1),
+    "dwa.edge_targets": ("<i4", 1),
+    "dwa.default": ("<i4", 1),
+    "dwa.row_of": ("<i4", 2),
+    "rows.bits": ("<u4", 2),
+    "vocab.token_offsets": ("<i8", 1),
+    "vocab.token_data": ("|u1", 1),
+}
+
+
+class Artifact:
+    """A loaded, validated artifact. Immutable and shareable; `matcher()` makes per-request state."""
+
+    def __init__(self, container: Container):
+        self.path = container.path
+        self.container = container
+        self.metadata: dict[str, Any] = container.metadata
+        s = container.sections
+        self._sections = s
+        self._validate_kind()
+        self.vocab_size = int(self.metadata["tokenizer"]["vocab_size"])
+        self.eos_token_ids = tuple(int(t) for t in self.metadata["tokenizer"]["eos_ids"])
+        self.lexer = LexerTables(
+            transitions=s["lexer.transitions"], close_sets=s["lexer.close_sets"],
+            viable_sets=s["lexer.viable_sets"], term_set_offsets=s["lexer.term_set_offsets"],
+            term_set_items=s["lexer.term_set_items"], ignored=s["lexer.ignored"])
+        self.lr = LRTables(
+            n_terminals=int(self.metadata["parser"]["n_terminals"]),
+            action_offsets=s["lr.action_offsets"], actions=s["lr.actions"], goto=s["lr.goto"],
+            rule_lhs=s["lr.rule_lhs"], rule_len=s["lr.rule_len"])
+        self.rows = s["rows.bits"]
+        self.rows_int32 = self.rows.view(np.int32)
+        self._token_offsets = s["vocab.token_offsets"]
+        self._token_data = s["vocab.token_data"]
+        _validate_tables(self)
+        self.recognizer = Recognizer(self.lexer, self.lr)
+        self.dwa_edges, self.dwa_default = _dwa_lists(s)
+        self.row_of_by_lexer_state = np.ascontiguousarray(s["dwa.row_of"].T)
+        self.eos_mask_words = _eos_words(self.eos_token_ids)
+        self._bool_rows: dict[int, np.ndarray] = {}
+
+    def _validate_kind(self) -> None:
+        if self.metadata.get("kind") != ARTIFACT_KIND:
+            raise ArtifactError(self.path, "not a GLRMask Parser DWA artifact", ARTIFACT_KIND, self.metadata.get("kind"))
+        for name, (dtype, ndim) in SECTIONS.items():
+            array = self._sections.get(name)
+            if array is None:
+                raise ArtifactError(self.path, f"missing section {name}")
+            if array.dtype != np.dtype(dtype) or array.ndim != ndim:
+                raise ArtifactError(self.path, f"section {name} has the wrong type",
+                                    f"{dtype} {ndim}-D", f"{array.dtype.str} {array.ndim}-D")
+        try:
+            int(self.metadata["tokenizer"]["vocab_size"])
+            [int(t) for t in self.metadata["tokenizer"]["eos_ids"]]
+            int(self.metadata["parser"]["n_terminals"])
+        except (KeyError, TypeError, ValueError) as err:
+            raise ArtifactError(self.path, f"metadata field missing or malformed: {err}") from None
+
+    def token_bytes(self, token_id: int) -> bytes:
+        return self._token_data[self._token_offsets[token_id]:self._token_offsets[token_id + 1]].tobytes()
+
+    def bool_row(self, row: int) -> np.ndarray:
+        """Row `row` of the pool as a read-only bool array of shape (vocab_size,), cached."""
+        cached = self._bool_rows.get(row)
+        if cached is None:
+            bits = np.unpackbits(self.rows[row].view(np.uint8), bitorder="little")[:self.vocab_size]
+            cached = bits.view(bool)
+            cached.flags.writeable = False
+            self._bool_rows[row] = cached
+        return cached
+
+    def matcher(self):
+        """A fresh matcher at the start of the grammar."""
+        from glrmask_runtime.matcher import Matcher
+
+        return Matcher(self)
+
+
+def load(path: str | os.PathLike, *, tokenizer_fingerprint: str | None = None) -> Artifact:
+    """Memory-map and validate an artifact.
+
+    Args:
+        path: the `.glrm` file written by `glrmask build`.
+        tokenizer_fingerprint: if given, the artifact must have been built for exactly this
+            vocabulary (`Vocabulary.fingerprint`), else `TokenizerMismatch` is raised.
+    Raises:
+        ArtifactError (or a subclass) for any missing, truncated, corrupt or mismatched file.
+    """
+    artifact = Artifact(read_container(path))
+    if tokenizer_fingerprint is not None:
+        found = artifact.metadata["tokenizer"].get("fingerprint")
+        if found != tokenizer_fingerprint:
+            raise TokenizerMismatch(str(path), "artifact was built for another tokenizer "
+                                    f"({artifact.metadata['tokenizer'].get('name')!r})",
+                                    tokenizer_fingerprint, found)
+    return artifact
+
+
+def _check(condition: bool, path: str, what: str) -> None:
+    if not condition:
+        raise ArtifactError(path, what)
+
+
+def _in_range(array: np.ndarray, low: int, high: int) -> bool:
+    return array.size == 0 or (int(array.min()) >= low and int(array.max()) < high)
+
+
+def _validate_tables(art: Artifact) -> None:
+    """Cross-check every id against the table it indexes, so the hot path can trust them."""
+    p, s = art.path, art._sections
+    lexer, lr = art.lexer, art.lr
+    n_lex, n_sets = lexer.transitions.shape[0], lexer.term_set_offsets.shape[0] - 1
+    _check(lexer.transitions.shape == (n_lex, 256) and n_lex >= 2, p, "lexer transition table shape")
+    _check(_in_range(lexer.transitions, 0, n_lex), p, "lexer transition out of range")
+    _check(lexer.close_sets.shape == (n_lex, 257) and _in_range(lexer.close_sets, 0, n_sets), p, "lexer close sets")
+    _check(lexer.viable_sets.shape == (n_lex,) and _in_range(lexer.viable_sets, 0, n_sets), p, "lexer viable sets")
+    _check(n_sets >= 1 and _monotone(lexer.term_set_offsets, lexer.term_set_items.size), p, "lexer term-set offsets")
+    _check(_in_range(lexer.term_set_items, 0, lr.n_terminals - 1), p, "lexer terminal id out of range")
+    _check(_in_range(lexer.ignored, 0, lr.n_terminals - 1), p, "ignored terminal out of range")
+    n_lr, n_rules = lr.goto.shape[0], lr.rule_lhs.shape[0]
+    _check(n_lr >= 1 and lr.action_offsets.shape == (n_lr * lr.n_terminals + 1,), p, "LR action table shape")
+    _check(_monotone(lr.action_offsets, lr.actions.size), p, "LR action offsets")
+    kinds, args = lr.actions & 3, lr.actions >> 2
+    shifts, reduces = args[kinds == 0], args[kinds == 1]
+    _check(bool(np.all(kinds <= 2)) and _in_range(shifts, 0, n_lr) and _in_range(reduces, 0, n_rules), p, "LR actions")
+    _check(_in_range(lr.goto, -1, n_lr), p, "LR goto out of range")
+    _check(lr.rule_len.shape == (n_rules,) and _in_range(lr.rule_lhs, 0, lr.goto.shape[1]), p, "LR rules")
+    _check(_in_range(lr.rule_len, 1, 1 << 16), p, "LR rule length")
+    n_dwa = s["dwa.default"].shape[0]
+    _check(n_dwa >= 1 and _monotone(s["dwa.edge_offsets"], s["dwa.edge_labels"].size)
+           and s["dwa.edge_offsets"].shape == (n_dwa + 1,), p, "DWA edge offsets")
+    _check(s["dwa.edge_targets"].shape == s["dwa.edge_labels"].shape, p, "DWA edge targets")
+    _check(_in_range(s["dwa.edge_targets"], 0, n_dwa) and _in_range(s["dwa.default"], -1, n_dwa), p, "DWA edge target out of range")
+    _check(_in_range(s["dwa.edge_labels"], 0, n_lr), p, "DWA edge label out of range")
+    _check(s["dwa.row_of"].shape == (n_dwa, n_lex) and _in_range(s["dwa.row_of"], 0, art.rows.shape[0]), p, "DWA row table")
+    _check(art.rows.shape[1] == (art.vocab_size + 31) // 32 and art.rows.shape[0] >= 1, p, "row pool shape")
+    _check(art._token_offsets.shape == (art.vocab_size + 1,)
+           and _monotone(art._token_offsets, art._token_data.size), p, "token byte offsets")
+    _check(all(0 <= t < art.vocab_size for t in art.eos_token_ids), p, "EOS id out of range")
+
+
+def _monotone(offsets: np.ndarray, total: int) -> bool:
+    return (offsets.size >= 1 and int(offsets[0]) == 0 and int(offsets[-1]) == total
+            and bool(np.all(np.diff(offsets) >= 0)))
+
+
+def _dwa_lists(s) -> tuple[list[dict[int, int]], list[int]]:
+    offsets = s["dwa.edge_offsets"].tolist()
+    labels = s["dwa.edge_labels"].tolist()
+    targets = s["dwa.edge_targets"].tolist()
+    edges = [dict(zip(labels[lo:hi], targets[lo:hi])) for lo, hi in zip(offsets, offsets[1:])]
+    return edges, s["dwa.default"].tolist()
+
+
+def _eos_words(eos_ids: tuple[int, ...]) -> list[tuple[int, int]]:
+    """(word index, bit) of each EOS id in a row."""
+    return [(t >> 5, 1 << (t & 31)) for t in eos_ids]

@@ -1,0 +1,58 @@
+"""Scanning API over `LexerTables`: feed bytes, get closed lexemes and the open lexeme's state.
+
+Longest match without backtracking (DESIGN 2.1): a lexeme extends while the combined DFA can go on;
+when the next byte cannot extend it, the lexeme closes with `close_sets[state, byte]` (which may
+depend on that byte: trailing lookahead) and the byte starts the next lexeme from START.
+Lexemes are never closed eagerly: a state without outgoing transitions still waits for the next
+byte (or `close`), because its accept set may depend on that byte.
+"""
+
+from __future__ import annotations
+
+from glrmask_runtime.errors import InputRejected
+from glrmask_runtime.tables import DEAD, END_OF_INPUT, START, LexerTables
+
+
+class Scanner:
+    """Steps the combined lexer DFA over bytes. Pure Python lists for per-byte speed."""
+
+    def __init__(self, tables: LexerTables) -> None:
+        self.tables = tables
+        self._trans = [row for row in tables.transitions.tolist()]
+        self._close = [row for row in tables.close_sets.tolist()]
+
+    def scan(self, state: int, data: bytes) -> tuple[list[int], int]:
+        """Feed `data` from lexer `state` (START = nothing open).
+
+        Returns (term-set ids of the lexemes closed while feeding, in order; the open lexeme's
+        state at the end, START if none). Raises InputRejected (position = offset in `data`) when
+        a byte can neither extend the open lexeme nor close it and start a new one.
+        """
+        trans, close = self._trans, self._close
+        closed: list[int] = []
+        for pos, byte in enumerate(data):
+            nxt = trans[state][byte]
+            if nxt != DEAD:
+                state = nxt
+                continue
+            if state == START:
+                raise InputRejected(pos, f"no terminal starts with byte {byte:#04x}")
+            set_id = close[state][byte]
+            if set_id == 0:
+                raise InputRejected(pos, f"byte {byte:#04x} neither extends the lexeme nor ends "
+                                         "an accepted one")
+            closed.append(set_id)
+            state = trans[START][byte]
+            if state == DEAD:
+                raise InputRejected(pos, f"no terminal starts with byte {byte:#04x}")
+        return closed, state
+
+    def close(self, state: int) -> int:
+        """Term-set id accepted if the output ends in `state` (0 = not accepted).
+
+        For START (nothing open) this returns 0 as well: callers test `state == START` first.
+        """
+        return self._close[state][END_OF_INPUT]
+
+    def term_set(self, set_id: int) -> tuple[int, ...]:
+        return self.tables.term_set(set_id)

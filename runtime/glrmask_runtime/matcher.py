@@ -1,0 +1,181 @@
+"""Per-request decoding state: `mask()` / `fill_bitmask()` from the Parser DWA, `commit()` through the
+lexer and GLR parser.
+
+The mask is the row R[d][q] where d is the DWA state reached by walking the parser stack top-down
+(DWA states are cumulative: the last one reached carries everything matched on the way) and q is the
+open lexeme's lexer state. With several GLR stacks (a graph-structured stack), the rows of every path
+are OR-ed. `commit` checks the token's bit in that mask, then advances the recognizer; a rejected
+token raises `TokenRejected` and leaves the state unchanged. States are immutable, so `copy()` and
+`rollback()` only move references.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from glrmask_runtime.errors import InputRejected, TokenRejected
+from glrmask_runtime.recognizer import ParseState
+
+_NO_STATE = -1
+
+
+class Matcher:
+    """Grammar-constrained decoding state for one sequence.
+
+    Example:
+        >>> m = artifact.matcher()
+        >>> allowed = m.mask()            # bool (vocab_size,)
+        >>> m.commit(int(token_id))       # raises TokenRejected if not allowed
+    """
+
+    __slots__ = ("_art", "_state", "_finished", "_history")
+
+    def __init__(self, artifact, state: ParseState | None = None):
+        self._art = artifact
+        self._state = state if state is not None else artifact.recognizer.initial()
+        self._finished = False
+        self._history: list[tuple[ParseState, bool]] = []
+
+    # ----- masks -------------------------------------------------------------------------------
+
+    def _row_ids(self) -> list[int]:
+        """The pool rows whose union is the current mask."""
+        if self._finished:
+            return [0]
+        art = self._art
+        rows = art.row_of_by_lexer_state[self._state.lexer_state]
+        edges, default = art.dwa_edges, art.dwa_default
+        stacks = self._state.stacks
+        if len(stacks) == 1:
+            node, d = stacks[0], 0
+            while True:
+                nxt = edges[d].get(node.state, default[d])
+                if nxt == _NO_STATE:
+                    break
+                d = nxt
+                parents = node.parents
+                if len(parents) != 1:
+                    if parents:   # a merged GSS node: finish with the general walk
+                        return _dag_rows(rows, edges, default, [(p, d) for p in parents])
+                    break
+                node = parents[0]
+            return [int(rows[d])]
+        return _dag_rows(rows, edges, default, [(node, 0) for node in stacks])
+
+    def fill_bitmask(self, bitmask: np.ndarray, index: int = 0) -> None:
+        """Write the allowed tokens into row `index` of an int32 (batch, ceil(vocab/32)) bitmask.
+
+        Bit `v % 32` of word `v // 32` is set iff token v is allowed (the vLLM/xgrammar layout).
+        """
+        if bitmask.dtype != np.int32 or bitmask.ndim != 2 or bitmask.shape[1] != self._art.rows.shape[1]:
+            raise TypeError(f"bitmask must be int32 of shape (batch, {self._art.rows.shape[1]}), "
+                            f"got {bitmask.dtype} {bitmask.shape}")
+        row_ids = self._row_ids()
+        pool = self._art.rows_int32
+        if len(row_ids) == 1:
+            bitmask[index] = pool[row_ids[0]]
+        else:
+            np.bitwise_or.reduce(pool[row_ids], axis=0, out=bitmask[index])
+
+    def mask(self) -> np.ndarray:
+        """The allowed tokens as a bool array of shape (vocab_size,). May be a read-only view."""
+        row_ids = self._row_ids()
+        if len(row_ids) == 1:
+            return self._art.bool_row(row_ids[0])
+        words = np.bitwise_or.reduce(self._art.rows[row_ids], axis=0)
+        return np.unpackbits(words.view(np.uint8), bitorder="little")[:self._art.vocab_size].view(bool)
+
+    def is_allowed(self, token_id: int) -> bool:
+        word, bit = token_id >> 5, 1 << (token_id & 31)
+        pool = self._art.rows
+        return any(int(pool[row, word]) & bit for row in self._row_ids())
+
+    def is_accepting(self) -> bool:
+        """True iff EOS is allowed now: the output so far is a complete sentence."""
+        if self._finished:
+            return False
+        return self._art.recognizer.can_finish(self._state)
+
+    def is_finished(self) -> bool:
+        """True once EOS has been committed."""
+        return self._finished
+
+    # ----- state changes -----------------------------------------------------------------------
+
+    def commit(self, token_id: int) -> None:
+        """Advance by one token. Raises TokenRejected (state unchanged) if it is not allowed."""
+        token_id = int(token_id)
+        art = self._art
+        if not 0 <= token_id < art.vocab_size:
+            raise ValueError(f"token id {token_id} out of range [0, {art.vocab_size})")
+        step = len(self._history)
+        if self._finished:
+            raise TokenRejected(token_id, art.token_bytes(token_id), step, "the output is finished (EOS committed)")
+        if not self.is_allowed(token_id):
+            raise TokenRejected(token_id, art.token_bytes(token_id), step)
+        if token_id in art.eos_token_ids:
+            self._history.append((self._state, self._finished))
+            self._finished = True
+            return
+        try:
+            state = art.recognizer.feed(self._state, art.token_bytes(token_id))
+        except InputRejected as err:   # the DWA allowed it but the parser did not: a bug
+            raise RuntimeError(f"internal inconsistency: token {token_id} is in the mask but {err}") from err
+        self._history.append((self._state, self._finished))
+        self._state = state
+
+    def commit_bytes(self, data: bytes) -> None:
+        """Advance by raw bytes (forced text). Raises InputRejected (state unchanged) if invalid."""
+        if self._finished:
+            raise InputRejected(0, "the output is finished (EOS committed)")
+        state = self._art.recognizer.feed(self._state, bytes(data))
+        self._history.append((self._state, self._finished))
+        self._state = state
+
+    def rollback(self, n: int = 1) -> None:
+        """Undo the last n commits (tokens or byte strings)."""
+        if not 0 <= n <= len(self._history):
+            raise ValueError(f"cannot roll back {n} steps; {len(self._history)} committed")
+        if n:
+            self._state, self._finished = self._history[-n]
+            del self._history[-n:]
+
+    def copy(self) -> "Matcher":
+        """An independent matcher in the same state (with the same history)."""
+        other = Matcher(self._art, self._state)
+        other._finished = self._finished
+        other._history = list(self._history)
+        return other
+
+    def reset(self) -> None:
+        """Back to the start of the grammar."""
+        self._state = self._art.recognizer.initial()
+        self._finished = False
+        self._history.clear()
+
+    @property
+    def steps(self) -> int:
+        """Number of commits so far."""
+        return len(self._history)
+
+
+def _dag_rows(rows, edges, default, start: list) -> list[int]:
+    """Walk every path of a graph-structured stack; the rows of the states where walks end."""
+    found: set[int] = set()
+    seen = set()
+    todo = list(start)
+    while todo:
+        node, d = todo.pop()
+        key = (id(node), d)
+        if key in seen:
+            continue
+        seen.add(key)
+        nxt = edges[d].get(node.state, default[d])
+        if nxt == _NO_STATE:
+            found.add(int(rows[d]))
+            continue
+        if not node.parents:
+            found.add(int(rows[nxt]))
+            continue
+        todo.extend((parent, nxt) for parent in node.parents)
+    return sorted(found)

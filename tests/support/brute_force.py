@@ -1,0 +1,71 @@
+"""Test-only judges built on the recognizer (scanner + GLR parser), independent of the Parser DWA.
+
+`brute_force_mask` answers "which tokens can be fed from this state?" by feeding every token's bytes
+to the recognizer, sharing work along a byte trie of the vocabulary (a prefix that cannot continue any
+sentence prunes every token below it, which is exact because viability only shrinks as a lexeme grows).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Sequence
+
+import numpy as np
+from glrmask_runtime.errors import InputRejected
+
+
+class TokenTrie:
+    """Byte trie of a vocabulary: node = (children by byte, token ids ending here)."""
+
+    def __init__(self, token_bytes: Sequence[bytes], excluded: frozenset[int]):
+        self.root: dict = {}
+        self.ends: dict[int, list[int]] = {}
+        for token_id, data in enumerate(token_bytes):
+            if token_id in excluded or not data:
+                continue
+            node = self.root
+            for byte in data:
+                node = node.setdefault(byte, {})
+            node.setdefault(None, []).append(token_id)
+
+
+def brute_force_mask(recognizer, state, trie: TokenTrie, vocab_size: int, eos_ids: Sequence[int]) -> np.ndarray:
+    """Bool mask of the tokens whose bytes the recognizer accepts from `state` (EOS iff it can finish)."""
+    allowed = np.zeros(vocab_size, dtype=bool)
+    todo = [(trie.root, state)]
+    while todo:
+        node, current = todo.pop()
+        for byte, child in node.items():
+            if byte is None:
+                continue
+            try:
+                after = recognizer.feed(current, bytes([byte]))
+            except InputRejected:
+                continue
+            ending = child.get(None)
+            if ending:
+                allowed[ending] = True
+            todo.append((child, after))
+    if recognizer.can_finish(state):
+        allowed[list(eos_ids)] = True
+    return allowed
+
+
+def random_walk(matcher, rng: random.Random, max_steps: int, prefer_eos_after: int,
+                eos_ids: Sequence[int]) -> tuple[list[int], str]:
+    """Sample tokens from the mask until EOS. Returns (token ids, how it ended: eos | dead | length)."""
+    tokens: list[int] = []
+    for step in range(max_steps):
+        allowed = np.flatnonzero(matcher.mask())
+        if len(allowed) == 0:
+            return tokens, "dead"
+        eos_allowed = [t for t in eos_ids if matcher.is_allowed(t)]
+        if eos_allowed and step >= prefer_eos_after:
+            choice = eos_allowed[0]
+        else:
+            choice = int(allowed[rng.randrange(len(allowed))])
+        matcher.commit(choice)
+        if choice in eos_ids:
+            return tokens, "eos"
+        tokens.append(choice)
+    return tokens, "length"

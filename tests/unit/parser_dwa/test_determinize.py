@@ -1,0 +1,59 @@
+"""The determinized, minimized Parser DWA must answer exactly what matching the read prefixes one by
+one answers, for every stack."""
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from glrmask_cli.parser.stack_effects import ANY
+from glrmask_cli.parser_dwa.determinize import NO_STATE, build_read_trie, determinize
+
+LABELS = [0, 1, 2, 3]
+
+
+def matches(prefix, stack):
+    return len(prefix) <= len(stack) and all(p == ANY or p == s for p, s in zip(prefix, stack))
+
+
+def walk(dwa, stack):
+    d = 0
+    for symbol in stack:
+        nxt = dwa.edges[d].get(symbol, dwa.default[d])
+        if nxt == NO_STATE:
+            break
+        d = nxt
+    return dwa.outcomes[d]
+
+
+prefix = st.lists(st.sampled_from(LABELS + [ANY]), max_size=4).map(
+    lambda p: tuple(p[: max((i + 1 for i, x in enumerate(p) if x != ANY), default=0)]))
+prefix_sets = st.dictionaries(st.integers(0, 6), st.sets(prefix, min_size=1, max_size=4), max_size=7)
+stacks = st.lists(st.sampled_from(LABELS), min_size=1, max_size=6)
+
+
+@given(prefix_sets, st.lists(stacks, min_size=1, max_size=10))
+def test_dwa_walk_equals_direct_prefix_matching(by_outcome, sample_stacks):
+    dwa = determinize(build_read_trie(by_outcome))
+    for stack in sample_stacks:
+        expected = 0
+        for outcome, prefixes in by_outcome.items():
+            if any(matches(p, stack) for p in prefixes):
+                expected |= 1 << outcome
+        assert walk(dwa, stack) == expected
+
+
+@given(prefix_sets)
+def test_minimized_dwa_is_deterministic_and_layered(by_outcome):
+    dwa = determinize(build_read_trie(by_outcome))
+    again = determinize(build_read_trie(dict(reversed(list(by_outcome.items())))))
+    assert (dwa.edges, dwa.default, dwa.outcomes) == (again.edges, again.default, again.outcomes)
+    for d in range(dwa.n_states):
+        for target in list(dwa.edges[d].values()) + [dwa.default[d]]:
+            assert target == NO_STATE or target > d
+    longest = max((len(p) for ps in by_outcome.values() for p in ps), default=0)
+    assert dwa.depth() <= longest
+
+
+def test_shared_prefixes_are_merged():
+    # Two outcomes read the same prefix; a third reads only the top: three states at most.
+    dwa = determinize(build_read_trie({0: {(1, 2)}, 1: {(1, 2)}, 2: {(1,)}}))
+    assert dwa.n_states == 3
