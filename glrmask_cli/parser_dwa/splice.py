@@ -37,8 +37,17 @@ def compose(config: Config, effect: StackEffect) -> Config | None:
     return reads + effect.reads[depth:], effect.writes
 
 
-def consume(configs: Iterable[Config], terminals: Iterable[int], effects: StackEffects,
-            ignored: frozenset[int]) -> frozenset[Config]:
+def consuming_effects(effects: StackEffects) -> tuple[tuple[StackEffect, ...], ...]:
+    """Rewrite each effect so that it consumes everything it reads (`compose`'s convention).
+
+    `StackEffects` keep the deepest read state on the stack; here it is popped and written back.
+    """
+    return tuple(tuple(StackEffect(e.reads, e.reads[-1:] + e.writes) for e in terminal_effects)
+                 for terminal_effects in effects.by_terminal)
+
+
+def consume(configs: Iterable[Config], terminals: Iterable[int],
+            by_terminal: tuple[tuple[StackEffect, ...], ...], ignored: frozenset[int]) -> frozenset[Config]:
     """All configurations after one closed lexeme whose terminal set is `terminals`."""
     terminals = tuple(terminals)
     result: set[Config] = set()
@@ -47,7 +56,7 @@ def consume(configs: Iterable[Config], terminals: Iterable[int], effects: StackE
             if terminal in ignored:
                 result.add(config)
                 continue
-            for effect in effects.by_terminal[terminal]:
+            for effect in by_terminal[terminal]:
                 composed = compose(config, effect)
                 if composed is not None:
                     result.add(composed)
@@ -68,7 +77,7 @@ class ReadPrefixes:
                  ignored: frozenset[int], end_terminal: int):
         self.tdwa = tdwa
         self.term_sets = term_sets
-        self.effects = effects
+        self.by_terminal = consuming_effects(effects)
         self.ignored = ignored
         self.end_terminal = end_terminal
         self._configs: dict[int, frozenset[Config]] = {0: frozenset([ROOT_CONFIG])}
@@ -84,7 +93,7 @@ class ReadPrefixes:
         configs = self._configs[node]
         for child in reversed(chain):
             term_set = self.term_sets[int(self.tdwa.trie_set[child])]
-            configs = consume(configs, term_set, self.effects, self.ignored)
+            configs = consume(configs, term_set, self.by_terminal, self.ignored)
             if len(configs) > MAX_CONFIGS_PER_NODE:
                 raise LimitExceeded("max_configs_per_node", MAX_CONFIGS_PER_NODE, "parser DWA",
                                     "the grammar is too ambiguous for one token's lexemes")
@@ -104,7 +113,7 @@ class ReadPrefixes:
                 prefixes.update(_strip(config[0]) for config in configs)
                 continue
             for config in configs:
-                for effect in self.effects.by_terminal[terminal]:
+                for effect in self.by_terminal[terminal]:
                     composed = compose(config, effect)
                     if composed is not None:
                         prefixes.add(_strip(composed[0]))
