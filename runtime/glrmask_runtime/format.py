@@ -1,0 +1,420 @@
+"""The artifact container: metadata + named numpy sections in one zstd-compressed, versioned file.
+
+Input (write): a msgpack-able metadata dict and named arrays; output: deterministic bytes.
+Input (read): a path; output: a `Container` of read-only numpy views into an mmapped expansion.
+Policy: loading never executes code from the file, validates every field before it is used and
+raises only the `ArtifactError` family. Byte layout and checks: artifacts/FORMAT.md.
+Limits: byte identity holds for one zstd library version (the compressed bytes may change with it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import struct
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+import msgpack
+import numpy as np
+import zstandard
+
+from glrmask_runtime import cache
+from glrmask_runtime.errors import ArtifactError, ArtifactVersionError
+
+MAGIC = b"\x89GLRM\r\n\x1a"  # 8 bytes; the high byte and CR LF catch 7-bit and text-mode transfers
+FORMAT_VERSION = 1
+
+# magic, format version, crc32 of the image, body size, image size, sha256 of the body
+HEADER = struct.Struct("<8sIIQQ32s")
+HEADER_SIZE = HEADER.size  # 64
+IMAGE_PREFIX = struct.Struct("<Q")  # the image starts with the byte length of its msgpack index
+ALIGN = 64
+ZSTD_LEVEL = 9
+MAX_IMAGE_SIZE = 1 << 32  # 4 GiB: bounds the memory a crafted file can make the loader allocate
+MAX_NDIM = 8
+MAX_DEPTH = 32  # metadata nesting
+SECTION_NAME = re.compile(r"[A-Za-z0-9_.:/-]{1,128}")
+DTYPES: dict[str, np.dtype] = {
+    name: np.dtype(name).newbyteorder("<")
+    for name in ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64")
+}
+
+
+@dataclass(frozen=True, eq=False)
+class Container:
+    """A loaded artifact. `sections` are read-only views; `compressed_size` is the file size."""
+
+    path: str
+    metadata: dict
+    sections: Mapping[str, np.ndarray]
+    file_sha256: str
+    compressed_size: int
+    expanded_size: int
+
+
+# ---------------------------------------------------------------- writing
+
+
+def encode_container(metadata: dict, sections: Mapping[str, np.ndarray]) -> bytes:
+    """Serialize metadata + sections into artifact bytes (same inputs -> same bytes).
+
+    Raises TypeError/ValueError (expected vs got) for metadata that msgpack cannot carry
+    deterministically, section names outside `SECTION_NAME`, or arrays of another dtype.
+    """
+    return wrap_image(build_image(metadata, sections))
+
+
+def build_image(metadata: dict, sections: Mapping[str, np.ndarray]) -> bytes:
+    """The expanded form: index length, msgpack index, then 64-byte aligned little-endian sections."""
+    if not isinstance(sections, Mapping):
+        raise TypeError(f"sections: expected a mapping name -> numpy array, got {type(sections).__name__}")
+    meta = _canonical(metadata, "metadata", 0)
+    if not isinstance(meta, dict):
+        raise TypeError(f"metadata: expected a dict, got {type(metadata).__name__}")
+    arrays = [(name, _section_array(name, sections[name])) for name in sorted(_section_names(sections))]
+    arrays = [(name, array, zlib.crc32(array)) for name, array in arrays]
+    # Offsets change the index length (msgpack ints grow), so move the first section one alignment
+    # step at a time until the index fits in front of it: the first fit is always align(index end).
+    base = _align(IMAGE_PREFIX.size + len(_pack_index({"metadata": meta, "sections": _table(arrays, 0)})))
+    while True:
+        table = _table(arrays, base)
+        index = _pack_index({"metadata": meta, "sections": table})
+        if IMAGE_PREFIX.size + len(index) <= base:
+            break
+        base += ALIGN
+    end = _align(table[-1][3] + table[-1][4]) if table else base
+    image = bytearray(end)
+    image[:IMAGE_PREFIX.size] = IMAGE_PREFIX.pack(len(index))
+    image[IMAGE_PREFIX.size:IMAGE_PREFIX.size + len(index)] = index
+    for (_, array, _), row in zip(arrays, table):
+        image[row[3]:row[3] + row[4]] = array.tobytes()
+    return bytes(image)
+
+
+def _table(arrays: list[tuple[str, np.ndarray, int]], base: int) -> list[list]:
+    """Section table rows [name, dtype, shape, offset, length, crc32] laid out from `base`."""
+    table, offset = [], base
+    for name, array, crc in arrays:
+        offset = _align(offset)
+        table.append([name, _dtype_name(array.dtype), list(array.shape), offset, array.nbytes, crc])
+        offset += array.nbytes
+    return table
+
+
+def wrap_image(image: bytes) -> bytes:
+    """Compress an image and prepend the header (public for tools and for tests that craft images)."""
+    compressor = zstandard.ZstdCompressor(level=ZSTD_LEVEL, write_checksum=True, write_content_size=True,
+                                          threads=0)
+    body = compressor.compress(image)
+    header = HEADER.pack(MAGIC, FORMAT_VERSION, zlib.crc32(image), len(body), len(image),
+                         hashlib.sha256(body).digest())
+    return header + body
+
+
+def _section_names(sections: Mapping) -> list[str]:
+    for name in sections:
+        if not isinstance(name, str) or not SECTION_NAME.fullmatch(name):
+            raise ValueError(f"section name {name!r}: expected 1-128 characters of [A-Za-z0-9_.:/-]")
+    return list(sections)
+
+
+def _section_array(name: str, array: object) -> np.ndarray:
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"section {name!r}: expected a numpy array, got {type(array).__name__}")
+    if array.ndim > MAX_NDIM:
+        raise ValueError(f"section {name!r}: expected at most {MAX_NDIM} dimensions, got {array.ndim}")
+    _dtype_name(array.dtype, name)
+    return np.asarray(array, dtype=array.dtype.newbyteorder("<"), order="C")
+
+
+def _dtype_name(dtype: np.dtype, section: str = "?") -> str:
+    for name, known in DTYPES.items():
+        if dtype == known or dtype == known.newbyteorder(">"):
+            return name
+    raise TypeError(f"section {section!r}: expected dtype in {sorted(DTYPES)}, got {dtype}")
+
+
+def _canonical(value: object, where: str, depth: int) -> object:
+    """A copy with sorted dict keys, lists for tuples, Python scalars for numpy ones."""
+    if depth > MAX_DEPTH:
+        raise ValueError(f"{where}: expected at most {MAX_DEPTH} levels of nesting")
+    if isinstance(value, np.generic) and isinstance(value, (np.integer, np.floating, np.bool_)):
+        value = value.item()
+    if value is None or isinstance(value, (bool, str, bytes, float)):
+        return value
+    if isinstance(value, int):
+        if not -(1 << 63) <= value < (1 << 64):
+            raise ValueError(f"{where}: expected an integer that fits in 64 bits, got {value}")
+        return int(value)
+    if isinstance(value, (list, tuple)):
+        return [_canonical(item, f"{where}[{i}]", depth + 1) for i, item in enumerate(value)]
+    if isinstance(value, dict):
+        for key in value:
+            if not isinstance(key, str):
+                raise TypeError(f"{where}: expected str keys, got {type(key).__name__} {key!r}")
+        return {key: _canonical(value[key], f"{where}[{key!r}]", depth + 1) for key in sorted(value)}
+    raise TypeError(f"{where}: expected None, bool, int, float, str, bytes, list or dict, "
+                    f"got {type(value).__name__}")
+
+
+def _pack_index(index: dict) -> bytes:
+    return msgpack.packb(index, use_bin_type=True)
+
+
+def _align(offset: int) -> int:
+    return -(-offset // ALIGN) * ALIGN
+
+
+# ---------------------------------------------------------------- reading
+
+
+def read_container(path: str | os.PathLike) -> Container:
+    """Load and validate an artifact; sections are read-only views into a shared mmapped expansion.
+
+    The expansion is cached under the sha256 of the file (see `cache`), so a second load of the
+    same file only hashes it and maps the cached image. Raises ArtifactError (ArtifactVersionError
+    for another format version) naming what was wrong, expected vs found; nothing else.
+    """
+    where = os.fspath(path)
+    key, fields, file_size = _hash_file(where)
+    # A cached image exists only for a file that passed every check below, so a hit on the sha256
+    # of the whole file proves this file is that one: the warm path skips the body checks.
+    image = cache.open_image(key, fields["image_size"], fields["image_crc32"])
+    if image is None:
+        data, fields = _read_file(where)
+        key, file_size = hashlib.sha256(data).hexdigest(), len(data)  # the bytes validated name the entry
+        _check_body(where, data, fields)
+        image = _expand(where, data, fields)
+        del data
+        index = _parse_index(where, image, deep=True)
+        mapped = cache.store_image(key, image)
+        image = _aligned_copy(image) if mapped is None else mapped
+    else:
+        index = _parse_index(where, image, deep=False)
+    return Container(path=where, metadata=index["metadata"], sections=_views(image, index["sections"]),
+                     file_sha256=key, compressed_size=file_size, expanded_size=fields["image_size"])
+
+
+def _hash_file(where: str) -> tuple[str, dict, int]:
+    """sha256 of the file streamed in chunks (no whole-file buffer), header fields, file size."""
+    try:
+        with open(where, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            fields = _parse_header(where, handle.read(HEADER_SIZE), size)
+            handle.seek(0)
+            return hashlib.file_digest(handle, "sha256").hexdigest(), fields, size
+    except OSError as err:
+        raise ArtifactError(where, f"cannot read artifact: {err.strerror or err}") from err
+
+
+def _read_file(where: str) -> tuple[bytes, dict]:
+    """The whole file and its header fields (checked again: the file may have changed since hashing)."""
+    try:
+        with open(where, "rb") as handle:
+            data = handle.read()
+    except OSError as err:
+        raise ArtifactError(where, f"cannot read artifact: {err.strerror or err}") from err
+    return data, _parse_header(where, data, len(data))
+
+
+def _parse_header(where: str, data: bytes, file_size: int) -> dict:
+    """Check magic, version and sizes, in that order (the body checksum is `_check_body`).
+
+    `data` holds at least the first min(64, file_size) bytes of the file.
+    """
+    if data[:len(MAGIC)] != MAGIC:
+        if len(data) < len(MAGIC) and MAGIC.startswith(data):
+            raise ArtifactError(where, "truncated: file ends inside the magic", f">= {HEADER_SIZE} bytes",
+                                f"{len(data)} bytes")
+        raise ArtifactError(where, "wrong magic: not a GLRMask artifact", MAGIC, data[:len(MAGIC)])
+    if len(data) >= len(MAGIC) + 4:
+        (version,) = struct.unpack_from("<I", data, len(MAGIC))
+        if version != FORMAT_VERSION:
+            hint = ("written by a newer glrmask; upgrade glrmask-runtime" if version > FORMAT_VERSION
+                    else "written by an older glrmask; rebuild it with `glrmask build`")
+            raise ArtifactVersionError(where, f"unsupported format version, {hint}", FORMAT_VERSION, version)
+    if len(data) < HEADER_SIZE:
+        raise ArtifactError(where, "truncated header", f">= {HEADER_SIZE} bytes", f"{len(data)} bytes")
+    _, _, image_crc32, body_size, image_size, body_sha256 = HEADER.unpack_from(data)
+    if file_size != HEADER_SIZE + body_size:
+        what = "truncated body" if file_size < HEADER_SIZE + body_size else "trailing bytes after the body"
+        raise ArtifactError(where, what, f"{HEADER_SIZE + body_size} bytes", f"{file_size} bytes")
+    if not IMAGE_PREFIX.size <= image_size <= MAX_IMAGE_SIZE:
+        raise ArtifactError(where, "expanded size out of range", f"{IMAGE_PREFIX.size}..{MAX_IMAGE_SIZE}",
+                            image_size)
+    return {"image_crc32": image_crc32, "image_size": image_size, "body_sha256": body_sha256}
+
+
+def _check_body(where: str, data: bytes, fields: dict) -> None:
+    found = hashlib.sha256(memoryview(data)[HEADER_SIZE:]).digest()
+    if found != fields["body_sha256"]:
+        raise ArtifactError(where, "body checksum (sha256) mismatch: the file is corrupted",
+                            fields["body_sha256"].hex(), found.hex())
+
+
+def _expand(where: str, data: bytes, fields: dict) -> bytes:
+    """Decompress the body (one zstd frame, content size and checksum present) and check the image crc."""
+    body = memoryview(data)[HEADER_SIZE:]
+    try:
+        params = zstandard.get_frame_parameters(body)
+        if params.content_size != fields["image_size"] or not params.has_checksum:
+            raise ArtifactError(where, "zstd frame header disagrees with the artifact header",
+                                f"content size {fields['image_size']} with checksum",
+                                f"content size {params.content_size}, checksum {params.has_checksum}")
+        decompressor = zstandard.ZstdDecompressor().decompressobj()
+        image = decompressor.decompress(body)
+    except zstandard.ZstdError as err:
+        raise ArtifactError(where, f"zstd body cannot be decompressed: {err}") from err
+    except MemoryError as err:
+        raise ArtifactError(where, "expanded image does not fit in memory", "<= available memory",
+                            f"{fields['image_size']} bytes") from err
+    if not decompressor.eof or decompressor.unused_data or len(image) != fields["image_size"]:
+        raise ArtifactError(where, "zstd body is not exactly one complete frame of the expanded size",
+                            fields["image_size"], len(image))
+    if zlib.crc32(image) != fields["image_crc32"]:
+        raise ArtifactError(where, "expanded image checksum (crc32) mismatch", fields["image_crc32"],
+                            zlib.crc32(image))
+    return image
+
+
+def _parse_index(where: str, image, deep: bool) -> dict:
+    """Decode and validate the msgpack index; `deep` also checks section checksums and padding."""
+    (index_size,) = IMAGE_PREFIX.unpack_from(image)
+    if index_size > len(image) - IMAGE_PREFIX.size:
+        raise ArtifactError(where, "index length exceeds the expanded image",
+                            f"<= {len(image) - IMAGE_PREFIX.size}", index_size)
+    raw = bytes(image[IMAGE_PREFIX.size:IMAGE_PREFIX.size + index_size])
+    try:
+        index = msgpack.unpackb(raw, raw=False, strict_map_key=True, use_list=True)
+    except Exception as err:  # untrusted bytes: msgpack raises many types (ValueError, StackError, ...)
+        raise ArtifactError(where, f"index is not valid msgpack ({type(err).__name__})") from err
+    if not isinstance(index, dict) or list(index) != ["metadata", "sections"]:
+        found = sorted(map(repr, index)) if isinstance(index, dict) else type(index).__name__
+        raise ArtifactError(where, "index must be a map with exactly the keys metadata and sections",
+                            ["'metadata'", "'sections'"], found)
+    if not isinstance(index["metadata"], dict):
+        raise ArtifactError(where, "metadata must be a map", "dict", type(index["metadata"]).__name__)
+    _validate_plain(where, index["metadata"])
+    if _pack_index(index) != raw:
+        raise ArtifactError(where, "index is not in canonical form (sorted keys, shortest encodings)")
+    index_end = IMAGE_PREFIX.size + index_size
+    sections = _validate_table(where, index["sections"], index_end, len(image))
+    if deep:
+        _validate_section_data(where, image, sections, index_end)
+    return {"metadata": index["metadata"], "sections": sections}
+
+
+def _validate_plain(where: str, metadata: dict) -> None:
+    """Metadata holds only plain msgpack values (no ext types), str map keys, bounded nesting."""
+    stack = [(metadata, "metadata", 0)]
+    while stack:
+        value, at, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise ArtifactError(where, f"{at}: metadata nested too deeply", f"<= {MAX_DEPTH} levels", depth)
+        if isinstance(value, list):
+            stack.extend((item, f"{at}[{i}]", depth + 1) for i, item in enumerate(value))
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                if not isinstance(key, str):
+                    raise ArtifactError(where, f"{at}: map key must be a string", "str", type(key).__name__)
+                stack.append((item, f"{at}[{key!r}]", depth + 1))
+            if list(value) != sorted(value):
+                raise ArtifactError(where, f"{at}: map keys must be sorted", sorted(value), list(value))
+        elif not (value is None or isinstance(value, (bool, int, float, str, bytes))):
+            raise ArtifactError(where, f"{at}: unsupported msgpack value", "a plain msgpack type",
+                                type(value).__name__)
+
+
+def _validate_table(where: str, table: object, index_end: int, image_size: int) -> list[tuple]:
+    """Check every section entry: name order, dtype, shape, canonical offset, length, bounds."""
+    if not isinstance(table, list):
+        raise ArtifactError(where, "section table must be a list", "list", type(table).__name__)
+    sections, previous, end = [], None, index_end
+    for number, entry in enumerate(table):
+        if not isinstance(entry, list) or len(entry) != 6:
+            raise ArtifactError(where, f"section table entry {number} must be a 6-item list "
+                                "[name, dtype, shape, offset, length, crc32]", 6,
+                                len(entry) if isinstance(entry, list) else type(entry).__name__)
+        name, dtype, shape, offset, length, crc = entry
+        if not isinstance(name, str) or not SECTION_NAME.fullmatch(name):
+            raise ArtifactError(where, f"section table entry {number}: bad name",
+                                "1-128 characters of [A-Za-z0-9_.:/-]", name)
+        if previous is not None and name <= previous:
+            raise ArtifactError(where, f"section {name!r}: names must be unique and sorted",
+                                f"a name after {previous!r}", name)
+        what = f"section {name!r}"
+        if not isinstance(dtype, str) or dtype not in DTYPES:
+            raise ArtifactError(where, f"{what}: unknown dtype", sorted(DTYPES), dtype)
+        nbytes = _shape_bytes(where, what, shape, DTYPES[dtype].itemsize)
+        if not _is_int(offset) or offset != _align(end):
+            raise ArtifactError(where, f"{what}: offset is not the next aligned position", _align(end), offset)
+        if not _is_int(length) or length != nbytes:
+            raise ArtifactError(where, f"{what}: length disagrees with dtype and shape", nbytes, length)
+        if offset + length > image_size:
+            raise ArtifactError(where, f"{what}: extends past the end of the expanded image",
+                                f"end <= {image_size}", offset + length)
+        if not _is_int(crc) or not 0 <= crc < (1 << 32):
+            raise ArtifactError(where, f"{what}: checksum must be a crc32", "0 <= crc32 < 2**32", crc)
+        sections.append((name, dtype, tuple(shape), offset, length, crc))
+        previous, end = name, offset + length
+    if image_size != _align(end):
+        raise ArtifactError(where, "expanded image size disagrees with the section table", _align(end),
+                            image_size)
+    return sections
+
+
+def _shape_bytes(where: str, what: str, shape: object, itemsize: int) -> int:
+    if not isinstance(shape, list) or len(shape) > MAX_NDIM or not all(_is_int(n) and n >= 0 for n in shape):
+        raise ArtifactError(where, f"{what}: shape must be a list of at most {MAX_NDIM} non-negative ints",
+                            "list[int]", shape)
+    nbytes = itemsize
+    for n in shape:
+        nbytes *= n
+    return nbytes
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _validate_section_data(where: str, image, sections: list[tuple], index_end: int) -> None:
+    """Section crc32s, 0/1 bools, zero padding (the cold path; the warm path trusts the image crc)."""
+    view, end = memoryview(image), index_end
+    for name, dtype, _, offset, length, crc in sections:
+        if any(view[end:offset]):
+            raise ArtifactError(where, f"section {name!r}: padding before it is not zero")
+        found = zlib.crc32(view[offset:offset + length])
+        if found != crc:
+            raise ArtifactError(where, f"section {name!r}: checksum (crc32) mismatch", crc, found)
+        if dtype == "bool" and length and int(np.frombuffer(image, np.uint8, length, offset).max()) > 1:
+            raise ArtifactError(where, f"section {name!r}: bool values must be 0 or 1")
+        end = offset + length
+    if any(view[end:]):
+        raise ArtifactError(where, "padding after the last section is not zero")
+
+
+def _views(image, sections: list[tuple]) -> Mapping[str, np.ndarray]:
+    """Read-only numpy views into the image (an mmap or a read-only buffer)."""
+    views = {}
+    for name, dtype, shape, offset, length, _ in sections:
+        if length == 0:
+            array = np.zeros(shape, DTYPES[dtype])
+            array.flags.writeable = False
+        else:
+            array = np.frombuffer(image, DTYPES[dtype], length // DTYPES[dtype].itemsize, offset).reshape(shape)
+        views[name] = array
+    return MappingProxyType(views)
+
+
+def _aligned_copy(image: bytes) -> np.ndarray:
+    """A read-only, 64-byte aligned in-memory copy (the fallback when the cache is not writable)."""
+    buffer = np.empty(len(image) + ALIGN, np.uint8)
+    start = -buffer.ctypes.data % ALIGN
+    aligned = buffer[start:start + len(image)]
+    aligned[:] = np.frombuffer(image, np.uint8)
+    aligned.flags.writeable = False
+    return aligned
