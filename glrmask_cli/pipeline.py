@@ -23,9 +23,9 @@ from glrmask_cli.parser.cfg import build_cfg
 from glrmask_cli.parser.lr import build_lr_tables
 from glrmask_cli.parser.normalize import NormalizedGrammar, normalize
 from glrmask_cli.parser.stack_effects import StackEffects, build_stack_effects
-from glrmask_cli.parser_dwa.determinize import ParserDWA, build_read_trie, determinize
+from glrmask_cli.parser_dwa.determinize import ParserDWA, determinize
 from glrmask_cli.parser_dwa.rows import RowPool, build_rows
-from glrmask_cli.parser_dwa.splice import ReadPrefixes
+from glrmask_cli.parser_dwa.splice import build_read_nfa
 from glrmask_cli.terminal_dwa import TerminalDWA, build_terminal_dwa
 from glrmask_cli.vocab.registry import load_vocabulary
 from glrmask_cli.vocab.vocabulary import Vocabulary
@@ -107,9 +107,7 @@ def build_parser_dwa(tdwa: TerminalDWA, lexer: LexerTables, effects: StackEffect
     """Splice stack effects into every outcome, then determinize and minimize."""
     term_sets = [lexer.term_set(i) for i in range(lexer.n_term_sets)]
     ignored = frozenset(int(t) for t in lexer.ignored)
-    prefixes = ReadPrefixes(tdwa, term_sets, effects, ignored, end_terminal)
-    by_outcome = {i: prefixes.of_outcome(i) for i in range(len(tdwa.outcomes))}
-    return determinize(build_read_trie(by_outcome))
+    return determinize(build_read_nfa(tdwa, term_sets, effects, ignored, end_terminal))
 
 
 def artifact_sections(c: Compiled) -> dict[str, np.ndarray]:

@@ -1,43 +1,24 @@
-"""Stage 6b: read prefixes -> the deterministic Parser DWA over LR-state labels plus a default edge.
+"""Stage 6b: the read NFA -> the deterministic Parser DWA over LR-state labels plus a default edge.
 
-Input: for every outcome, its read prefixes (top first; ANY matches any state). Output: an acyclic
+Input: the read NFA (read_nfa.py; ANY labels match any state). Output: an acyclic
 DWA whose walk down a concrete stack (top first) reaches, after each step, a state carrying the set of
 outcomes whose read prefix matched *so far* (cumulative), so a walk's mask is the row of its last
 state. Subset construction over labels (a state's explicit labels are those any member mentions; the
-default edge follows the members' ANY edges), then minimization of the acyclic result by hashing
+default edge follows the members' ANY edges; epsilon closures taken throughout), then minimization of the acyclic result by hashing
 states bottom-up (equal cumulative set and equal edges -> one state).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Mapping
+from typing import Mapping
 
 from glrmask_cli.errors import LimitExceeded
 from glrmask_cli.parser.stack_effects import ANY
+from glrmask_cli.parser_dwa.read_nfa import ReadNFA
 
 NO_STATE = -1
 MAX_DWA_STATES = 2_000_000
-
-
-class ReadTrie:
-    """A trie of read prefixes; each node knows the outcomes (as a bitset int) accepted there."""
-
-    def __init__(self) -> None:
-        self.children: list[dict[int, int]] = [{}]
-        self.accepted: list[int] = [0]
-
-    def add(self, prefix: Iterable[int], outcome_id: int) -> None:
-        node = 0
-        for label in prefix:
-            nxt = self.children[node].get(label)
-            if nxt is None:
-                nxt = len(self.children)
-                self.children[node][label] = nxt
-                self.children.append({})
-                self.accepted.append(0)
-            node = nxt
-        self.accepted[node] |= 1 << outcome_id
 
 
 @dataclass(frozen=True)
@@ -68,17 +49,11 @@ class ParserDWA:
         return depth[0]
 
 
-def build_read_trie(prefixes_by_outcome: Mapping[int, Iterable[tuple[int, ...]]]) -> ReadTrie:
-    trie = ReadTrie()
-    for outcome_id in sorted(prefixes_by_outcome):
-        for prefix in sorted(prefixes_by_outcome[outcome_id]):
-            trie.add(prefix, outcome_id)
-    return trie
-
-
-def determinize(trie: ReadTrie) -> ParserDWA:
+def determinize(nfa: ReadNFA) -> ParserDWA:
     """Subset construction with cumulative acceptance, then bottom-up minimization."""
-    key_of_root = (frozenset([0]), trie.accepted[0])
+    closure = _Closures(nfa)
+    root = closure.of([nfa.start])
+    key_of_root = (root, closure.accepted(root))
     index = {key_of_root: 0}
     keys = [key_of_root]
     edges: list[dict[int, int]] = []
@@ -87,16 +62,14 @@ def determinize(trie: ReadTrie) -> ParserDWA:
     while head < len(keys):
         members, cumulative = keys[head]
         head += 1
-        labels = sorted({label for m in members for label in trie.children[m] if label != ANY})
-        any_targets = frozenset(trie.children[m][ANY] for m in members if ANY in trie.children[m])
+        labels = sorted({label for m in members for label in nfa.reads[m] if label != ANY})
+        any_targets = [t for m in members for t in nfa.reads[m].get(ANY, ())]
 
-        def target(nodes: frozenset[int]) -> int:
+        def target(nodes: list[int]) -> int:
             if not nodes:
                 return NO_STATE
-            acc = cumulative
-            for n in nodes:
-                acc |= trie.accepted[n]
-            key = (nodes, acc)
+            subset = closure.of(nodes)
+            key = (subset, cumulative | closure.accepted(subset))
             state = index.get(key)
             if state is None:
                 state = index[key] = len(keys)
@@ -107,52 +80,93 @@ def determinize(trie: ReadTrie) -> ParserDWA:
 
         out = {}
         for label in labels:
-            nodes = any_targets | frozenset(trie.children[m][label] for m in members if label in trie.children[m])
-            out[label] = target(nodes)
+            out[label] = target(any_targets + [t for m in members for t in nfa.reads[m].get(label, ())])
         edges.append(out)
         default.append(target(any_targets))
     return minimize(edges, default, [acc for _, acc in keys])
 
 
+class _Closures:
+    """Epsilon closures of NFA node sets, memoized per node (the NFA is acyclic)."""
+
+    def __init__(self, nfa: ReadNFA):
+        self.nfa = nfa
+        self._of_node: dict[int, frozenset[int]] = {}
+        self._accepted: dict[frozenset[int], int] = {}
+
+    def _node(self, node: int) -> frozenset[int]:
+        cached = self._of_node.get(node)
+        if cached is None:
+            found, todo = {node}, [node]
+            while todo:
+                for nxt in self.nfa.epsilon[todo.pop()]:
+                    if nxt not in found:
+                        found.add(nxt)
+                        todo.append(nxt)
+            # Keep only nodes that matter: those with reads or acceptance.
+            cached = frozenset(n for n in found if self.nfa.reads[n] or self.nfa.accepted[n])
+            self._of_node[node] = cached
+        return cached
+
+    def of(self, nodes: list[int]) -> frozenset[int]:
+        result: set[int] = set()
+        for node in set(nodes):
+            result |= self._node(node)
+        return frozenset(result)
+
+    def accepted(self, subset: frozenset[int]) -> int:
+        acc = self._accepted.get(subset)
+        if acc is None:
+            acc = 0
+            for node in subset:
+                acc |= self.nfa.accepted[node]
+            self._accepted[subset] = acc
+        return acc
+
+
 def minimize(edges: list[dict[int, int]], default: list[int], outcomes: list[int]) -> ParserDWA:
-    """Merge equivalent states of the layered DWA that `determinize` builds (every edge goes one layer
-    deeper, so children have larger ids); the result is numbered in topological order."""
+    """Merge equivalent states of an acyclic DWA (same cumulative outcomes, same edges) by hashing
+    signatures in reverse topological order; number the result topologically from the root."""
     n = len(default)
+    order = _topological_order(n, lambda s: _targets(edges[s], default[s]))
     canon = [0] * n
     signature_index: dict[tuple, int] = {}
-    for state in reversed(range(n)):
+    representative: list[int] = []
+    for state in reversed(order):
         dflt = canon[default[state]] if default[state] != NO_STATE else NO_STATE
         out = tuple(sorted((label, canon[t]) for label, t in edges[state].items() if canon[t] != dflt))
         signature = (outcomes[state], dflt, out)
-        canon[state] = signature_index.setdefault(signature, len(signature_index))
-    representative: dict[int, int] = {}
-    for state in range(n):
-        representative.setdefault(canon[state], state)
-    order = _topological_order(canon[0], representative, canon, edges, default)
-    new_id = {cls: i for i, cls in enumerate(order)}
+        cls = signature_index.get(signature)
+        if cls is None:
+            cls = signature_index[signature] = len(representative)
+            representative.append(state)
+        canon[state] = cls
+    merged_edges = [{label: canon[t] for label, t in edges[rep].items()} for rep in representative]
+    merged_default = [canon[default[rep]] if default[rep] != NO_STATE else NO_STATE for rep in representative]
+    new_order = _topological_order(len(representative), lambda c: _targets(merged_edges[c], merged_default[c]),
+                                   root=canon[0])
+    new_id = {cls: i for i, cls in enumerate(new_order)}
     new_edges: list[dict[int, int]] = []
     new_default: list[int] = []
     new_outcomes: list[int] = []
-    for cls in order:
-        state = representative[cls]
-        dflt = new_id[canon[default[state]]] if default[state] != NO_STATE else NO_STATE
-        out = {label: new_id[canon[t]] for label, t in sorted(edges[state].items())}
+    for cls in new_order:
+        dflt = new_id[merged_default[cls]] if merged_default[cls] != NO_STATE else NO_STATE
+        out = {label: new_id[t] for label, t in sorted(merged_edges[cls].items())}
         new_edges.append({label: t for label, t in out.items() if t != dflt})
         new_default.append(dflt)
-        new_outcomes.append(outcomes[state])
+        new_outcomes.append(outcomes[representative[cls]])
     return ParserDWA(tuple(new_edges), tuple(new_default), tuple(new_outcomes))
 
 
-def _topological_order(root: int, representative: dict[int, int], canon: list[int],
-                       edges: list[dict[int, int]], default: list[int]) -> list[int]:
-    """Kahn's algorithm over the merged states, so that every edge goes to a larger id."""
-    def targets(cls: int) -> list[int]:
-        state = representative[cls]
-        out = [canon[t] for _, t in sorted(edges[state].items())]
-        if default[state] != NO_STATE:
-            out.append(canon[default[state]])
-        return list(dict.fromkeys(out))
+def _targets(edges: dict[int, int], default: int) -> list[int]:
+    out = [t for _, t in sorted(edges.items())]
+    if default != NO_STATE:
+        out.append(default)
+    return list(dict.fromkeys(out))
 
+
+def _topological_order(n: int, targets, root: int = 0) -> list[int]:
+    """Kahn's algorithm from `root` over the states it reaches; deterministic (FIFO, sorted edges)."""
     indegree: dict[int, int] = {root: 0}
     stack, seen = [root], {root}
     while stack:

@@ -1,0 +1,51 @@
+"""Artifacts for tests, built once per test session into a temporary folder.
+
+`built(grammar, tokenizer)` compiles and loads; `small_gpt2()` is a 4,001-token slice of the GPT-2
+vocabulary (the first 4,000 tokens and an EOS) for tests that try every token at many states.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import lark
+
+import glrmask_runtime
+from glrmask_cli.pipeline import Compiled, build_artifact
+from glrmask_cli.vocab.registry import load_vocabulary
+from glrmask_cli.vocab.vocabulary import Vocabulary
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+JSON_GRAMMAR = REPO_ROOT / "grammars" / "json.lark"
+LARK_GRAMMARS = Path(lark.__file__).parent / "grammars"
+_OUT = Path(tempfile.mkdtemp(prefix="glrmask-test-builds-"))
+
+
+@dataclass(frozen=True)
+class Built:
+    artifact: glrmask_runtime.Artifact
+    vocab: Vocabulary
+    compiled: Compiled
+    path: Path
+
+
+@functools.lru_cache(maxsize=None)
+def vocabulary(spec: str) -> Vocabulary:
+    """A vocabulary by registry spec, or "small-gpt2"."""
+    if spec == "small-gpt2":
+        gpt2 = load_vocabulary("gpt2")
+        tokens = list(gpt2.token_bytes[:4000]) + [b""]
+        return Vocabulary.from_tokens("small-gpt2", tokens, special_names={4000: "<|endoftext|>"}, eos_ids=[4000])
+    return load_vocabulary(spec)
+
+
+@functools.lru_cache(maxsize=None)
+def built(grammar: str | os.PathLike, tokenizer: str = "gpt2", start: str | None = None) -> Built:
+    vocab = vocabulary(tokenizer)
+    out = _OUT / f"{Path(grammar).stem}-{start or 'start'}-{Path(tokenizer).name}.glrm"
+    result = build_artifact(grammar, out, tokenizer=vocab, start=start)
+    return Built(glrmask_runtime.load(out), vocab, result.compiled, out)
