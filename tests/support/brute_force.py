@@ -51,21 +51,47 @@ def brute_force_mask(recognizer, state, trie: TokenTrie, vocab_size: int, eos_id
     return allowed
 
 
-def random_walk(matcher, rng: random.Random, max_steps: int, prefer_eos_after: int,
+def _stack_depth(matcher) -> int:
+    node, depth = matcher._state.stacks[0], 0
+    while node.parents:
+        node, depth = node.parents[0], depth + 1
+    return depth
+
+
+def _closing_choice(matcher, candidates: list[int], rng: random.Random) -> int:
+    """Among a few candidates, the token after which the parse is shallowest (steers to an end)."""
+    scored = []
+    for token_id in candidates:
+        trial = matcher.copy()
+        trial.commit(token_id)
+        scored.append((not trial.is_accepting(), _stack_depth(trial), rng.random() < 0.5, rng.random(), token_id))
+    return min(scored)[-1]
+
+
+def random_walk(matcher, rng: random.Random, max_steps: int, steer_after: int,
                 eos_ids: Sequence[int]) -> tuple[list[int], str]:
-    """Sample tokens from the mask until EOS. Returns (token ids, how it ended: eos | dead | length)."""
+    """Sample tokens from the mask until EOS. After `steer_after` steps, take EOS when allowed and
+    otherwise steer towards an end. Returns (token ids, how it ended: "eos" | "dead" | "length")."""
+    eos = set(eos_ids)
     tokens: list[int] = []
     for step in range(max_steps):
         allowed = np.flatnonzero(matcher.mask())
         if len(allowed) == 0:
             return tokens, "dead"
-        eos_allowed = [t for t in eos_ids if matcher.is_allowed(t)]
-        if eos_allowed and step >= prefer_eos_after:
-            choice = eos_allowed[0]
-        else:
-            choice = int(allowed[rng.randrange(len(allowed))])
-        matcher.commit(choice)
-        if choice in eos_ids:
+        eos_allowed = [t for t in allowed.tolist() if t in eos]
+        texts = [t for t in allowed.tolist() if t not in eos]
+        if step >= steer_after and eos_allowed:
+            matcher.commit(eos_allowed[0])
             return tokens, "eos"
+        if not texts:
+            matcher.commit(eos_allowed[0])
+            return tokens, "eos"
+        if step >= steer_after:
+            short = [t for t in texts if len(matcher._art.token_bytes(t)) == 1]
+            sample = short if short else [texts[rng.randrange(len(texts))] for _ in range(24)]
+            choice = _closing_choice(matcher, sample, rng)
+        else:
+            choice = texts[rng.randrange(len(texts))]
+        matcher.commit(choice)
         tokens.append(choice)
     return tokens, "length"
