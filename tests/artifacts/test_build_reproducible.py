@@ -1,0 +1,43 @@
+"""Same inputs give byte-identical artifacts; a caller's tokenizer fingerprint must match."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+import glrmask_runtime
+from tests.support.builds import JSON_GRAMMAR, REPO_ROOT, built
+
+
+def build_in_subprocess(out, seed: str) -> bytes:
+    code = ("import sys; from glrmask_cli.pipeline import build_artifact; "
+            "build_artifact(sys.argv[1], sys.argv[2], tokenizer='gpt2')")
+    env = dict(os.environ, PYTHONHASHSEED=seed)
+    subprocess.run([sys.executable, "-c", code, str(JSON_GRAMMAR), str(out)], check=True, env=env, cwd=REPO_ROOT)
+    return out.read_bytes()
+
+
+def test_same_inputs_give_identical_bytes(tmp_path):
+    first = build_in_subprocess(tmp_path / "a.glrm", "1")
+    second = build_in_subprocess(tmp_path / "b.glrm", "2")
+    assert first == second
+    assert first == built(JSON_GRAMMAR, "gpt2").path.read_bytes()
+
+
+def test_tokenizer_fingerprint_mismatch_is_a_clear_error():
+    b = built(JSON_GRAMMAR, "gpt2")
+    assert glrmask_runtime.load(b.path, tokenizer_fingerprint=b.vocab.fingerprint).vocab_size == b.vocab.size
+    with pytest.raises(glrmask_runtime.TokenizerMismatch, match="another tokenizer"):
+        glrmask_runtime.load(b.path, tokenizer_fingerprint="0" * 64)
+
+
+def test_truncated_artifact_raises_artifact_error(tmp_path):
+    data = built(JSON_GRAMMAR, "gpt2").path.read_bytes()
+    for cut in (0, 10, 64, len(data) // 2, len(data) - 1):
+        path = tmp_path / f"cut{cut}.glrm"
+        path.write_bytes(data[:cut])
+        with pytest.raises(glrmask_runtime.ArtifactError):
+            glrmask_runtime.load(path)

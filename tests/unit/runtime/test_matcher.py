@@ -1,0 +1,97 @@
+"""The Matcher's contract: rejected tokens leave the state unchanged, rollback/copy are exact,
+fill_bitmask and mask agree, EOS finishes the output."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import glrmask_runtime
+from glrmask_runtime.bitmask import bitmask_to_bool
+from tests.support.builds import JSON_GRAMMAR, built
+
+
+@pytest.fixture(scope="module")
+def b():
+    return built(JSON_GRAMMAR, "gpt2")
+
+
+def encode(b, text):
+    return b.vocab.encode(text)
+
+
+def test_rejected_token_leaves_state_unchanged(b):
+    m = b.artifact.matcher()
+    for t in encode(b, '{"a": [1'):
+        m.commit(t)
+    before = m.mask().copy()
+    bad = encode(b, "}")[0]
+    assert not before[bad]
+    with pytest.raises(glrmask_runtime.TokenRejected) as info:
+        m.commit(bad)
+    assert info.value.token_id == bad and info.value.step == m.steps
+    assert np.array_equal(m.mask(), before)
+    for t in encode(b, "]}"):
+        m.commit(t)
+    assert m.is_accepting()
+
+
+def test_rollback_and_copy_restore_exact_masks(b):
+    m = b.artifact.matcher()
+    ids = encode(b, '[{"k": "v"}, 2.5e3, null]')
+    masks = []
+    for t in ids:
+        masks.append(m.mask().copy())
+        m.commit(t)
+    fork = m.copy()
+    m.rollback(3)
+    assert np.array_equal(m.mask(), masks[-3])
+    assert fork.is_accepting() and not m.is_accepting()
+    m.rollback(len(ids) - 3)
+    assert np.array_equal(m.mask(), masks[0])
+    with pytest.raises(ValueError):
+        m.rollback(1)
+
+
+def test_fill_bitmask_matches_mask(b):
+    m = b.artifact.matcher()
+    batch = glrmask_runtime.allocate_bitmask(3, b.artifact.vocab_size)
+    for t in encode(b, '{"x": [true, "y"'):
+        m.fill_bitmask(batch, index=1)
+        assert np.array_equal(bitmask_to_bool(batch[1], b.artifact.vocab_size), m.mask())
+        m.commit(t)
+    assert (batch[0] == -1).all() and (batch[2] == -1).all()
+    with pytest.raises(TypeError):
+        m.fill_bitmask(np.zeros((1, 3), dtype=np.int32))
+
+
+def test_eos_finishes_and_nothing_follows(b):
+    m = b.artifact.matcher()
+    for t in encode(b, "[1]"):
+        m.commit(t)
+    eos = b.artifact.eos_token_ids[0]
+    m.commit(eos)
+    assert m.is_finished() and not m.is_accepting() and not m.mask().any()
+    with pytest.raises(glrmask_runtime.TokenRejected):
+        m.commit(encode(b, " ")[0])
+    m.rollback(1)
+    assert not m.is_finished() and m.is_accepting()
+
+
+def test_commit_bytes_and_out_of_range_ids(b):
+    m = b.artifact.matcher()
+    m.commit_bytes(b'{"key": ')
+    with pytest.raises(glrmask_runtime.InputRejected):
+        m.commit_bytes(b"}")
+    m.commit_bytes(b'"value"}')
+    assert m.is_accepting()
+    with pytest.raises(ValueError):
+        m.commit(b.artifact.vocab_size)
+
+
+def test_special_tokens_are_never_allowed(b):
+    m = b.artifact.matcher()
+    specials = sorted(set(b.vocab.special_ids) - set(b.vocab.eos_ids))
+    for t in encode(b, '["a", '):
+        assert not m.mask()[specials].any()
+        m.commit(t)
