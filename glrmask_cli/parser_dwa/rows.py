@@ -35,6 +35,16 @@ def _outcome_members(bitset: int, n_outcomes: int) -> np.ndarray:
     return members
 
 
+def _bitset(outcome_ids: np.ndarray) -> int:
+    """Outcome ids (NO_OUTCOME ignored) -> bitset int."""
+    ids = outcome_ids[outcome_ids >= 0]
+    if not len(ids):
+        return 0
+    bits = np.zeros(int(ids.max()) + 1, dtype=bool)
+    bits[ids] = True
+    return int.from_bytes(np.packbits(bits, bitorder="little").tobytes(), "little")
+
+
 def _pack_tokens(allowed: np.ndarray) -> np.ndarray:
     """Bool per token -> uint32 words, bit v % 32 of word v // 32."""
     n_words = words_per_row(len(allowed))
@@ -64,23 +74,21 @@ def build_rows(dwa: ParserDWA, tdwa: TerminalDWA) -> RowPool:
         return row
 
     token_row_id(np.zeros(class_outcome.shape[1], dtype=bool))   # row 0: nothing allowed
-    by_class_row: dict[bytes, int] = {}
-    by_bitset: dict[int, np.ndarray] = {}
+    # The row of (d, q) depends only on which of the outcomes present at q are in d's set.
+    present = [_bitset(np.unique(class_outcome[q])) for q in range(n_lexer_states)]
+    by_key: dict[tuple[int, int], int] = {}
     row_of = np.zeros((dwa.n_states, n_lexer_states), dtype=np.int32)
     for state, bitset in enumerate(dwa.outcomes):
-        cached = by_bitset.get(bitset)
-        if cached is None:
-            members = _outcome_members(bitset, n_outcomes)
-            allowed_classes = members[class_outcome]              # (n_lexer_states, n_classes + 2)
-            cached = np.empty(n_lexer_states, dtype=np.int32)
-            packed = np.packbits(allowed_classes, axis=1)
-            for q in range(n_lexer_states):
-                key = packed[q].tobytes()
-                row = by_class_row.get(key)
-                if row is None:
-                    row = by_class_row[key] = token_row_id(allowed_classes[q])
-                cached[q] = row
-            by_bitset[bitset] = cached
-        row_of[state] = cached
+        for q in range(n_lexer_states):
+            key = (q, bitset & present[q])
+            row = by_key.get(key)
+            if row is None:
+                if key[1] == 0:
+                    row = 0
+                else:
+                    members = _outcome_members(key[1], n_outcomes)
+                    row = token_row_id(members[class_outcome[q]])
+                by_key[key] = row
+            row_of[state, q] = row
     rows = np.stack(token_rows) if token_rows else np.zeros((1, words_per_row(vocab_size)), dtype="<u4")
     return RowPool(rows=np.ascontiguousarray(rows, dtype="<u4"), row_of=row_of)

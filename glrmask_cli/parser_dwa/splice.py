@@ -31,6 +31,24 @@ def consuming_effects(effects: StackEffects) -> tuple[tuple[StackEffect, ...], .
                  for terminal_effects in effects.by_terminal)
 
 
+class EffectIndex:
+    """One terminal's effects (consuming convention), indexed by their first read so that the ones
+    a non-empty written stack rules out are never tried."""
+
+    def __init__(self, effects: tuple[StackEffect, ...]):
+        self.all = effects
+        self.by_top: dict[int, tuple[StackEffect, ...]] = {}
+        wildcard = tuple(e for e in effects if not e.reads or e.reads[0] == ANY)
+        for top in sorted({e.reads[0] for e in effects if e.reads and e.reads[0] != ANY}):
+            self.by_top[top] = tuple(e for e in effects if e.reads and e.reads[0] == top) + wildcard
+        self.wildcard = wildcard
+
+    def candidates(self, written: Written) -> tuple[StackEffect, ...]:
+        if not written:
+            return self.all
+        return self.by_top.get(written[-1], self.wildcard)
+
+
 def apply_effect(written: Written, effect: StackEffect) -> tuple[tuple[int, ...], Written] | None:
     """Cancel an effect against the written states: (old-stack reads still needed, new written
     states), or None if a read contradicts a written state."""
@@ -55,7 +73,7 @@ def _strip_any(reads: tuple[int, ...]) -> tuple[int, ...]:
 def build_read_nfa(tdwa: TerminalDWA, term_sets: list[tuple[int, ...]], effects: StackEffects,
                    ignored: frozenset[int], end_terminal: int) -> ReadNFA:
     """The read NFA of every outcome of the Terminal DWA (see the module docstring)."""
-    by_terminal = consuming_effects(effects)
+    by_terminal = [EffectIndex(e) for e in consuming_effects(effects)]
     children: dict[int, list[int]] = {}
     for node in range(1, len(tdwa.trie_parent)):
         children.setdefault(int(tdwa.trie_parent[node]), []).append(node)
@@ -88,7 +106,7 @@ def build_read_nfa(tdwa: TerminalDWA, term_sets: list[tuple[int, ...]], effects:
                 if terminal in ignored:
                     nfa.add_epsilon(source, accept[outcome_id])
                     continue
-                for effect in by_terminal[terminal]:
+                for effect in by_terminal[terminal].candidates(written):
                     applied = apply_effect(written, effect)
                     if applied is not None:
                         nfa.connect(source, _strip_any(applied[0]), accept[outcome_id])
@@ -97,7 +115,7 @@ def build_read_nfa(tdwa: TerminalDWA, term_sets: list[tuple[int, ...]], effects:
                 if terminal in ignored:
                     nfa.add_epsilon(source, position(child, written))
                     continue
-                for effect in by_terminal[terminal]:
+                for effect in by_terminal[terminal].candidates(written):
                     applied = apply_effect(written, effect)
                     if applied is not None:
                         reads, new_written = applied
