@@ -20,9 +20,9 @@ from glrmask_cli.artifact import write_artifact
 from glrmask_cli.grammar import GrammarSpec, load_grammar
 from glrmask_cli.lexer.scanner import build_lexer
 from glrmask_cli.parser.cfg import build_cfg
-from glrmask_cli.parser.lr import build_lr_tables
+from glrmask_cli.parser.lr import build_lr
 from glrmask_cli.parser.normalize import NormalizedGrammar, normalize
-from glrmask_cli.parser.stack_effects import StackEffects, build_stack_effects
+from glrmask_cli.parser.stack_effects import EffectGraph, build_effect_graphs, max_read_depth
 from glrmask_cli.parser_dwa.determinize import ParserDWA, determinize
 from glrmask_cli.parser_dwa.rows import RowPool, build_rows
 from glrmask_cli.parser_dwa.splice import build_read_nfa
@@ -45,7 +45,7 @@ class Compiled:
     normalized: NormalizedGrammar
     lr: LRTables
     conflicts: int
-    effects: StackEffects
+    effects: tuple[EffectGraph, ...]
     vocab: Vocabulary
     terminal_dwa: TerminalDWA
     parser_dwa: ParserDWA
@@ -76,9 +76,9 @@ def compile_grammar(grammar_path: str | os.PathLike, *, tokenizer: str | Vocabul
     _end(t, "lexer")
     _stage(t, progress, "parser")
     normalized = normalize(build_cfg(grammar))
-    lr_build = build_lr_tables(normalized)
-    lr, conflicts = _lr_parts(lr_build)
-    effects = build_stack_effects(lr)
+    lr_build = build_lr(normalized)
+    lr, conflicts = lr_build.tables, len(lr_build.conflicts)
+    effects = build_effect_graphs(lr)
     _end(t, "parser")
     _stage(t, progress, "vocabulary")
     vocab = tokenizer if isinstance(tokenizer, Vocabulary) else load_vocabulary(
@@ -97,13 +97,8 @@ def compile_grammar(grammar_path: str | os.PathLike, *, tokenizer: str | Vocabul
                     effects, vocab, tdwa, dwa, rows, t)
 
 
-def _lr_parts(lr_build) -> tuple[LRTables, int]:
-    if isinstance(lr_build, LRTables):
-        return lr_build, 0
-    return lr_build.tables, len(lr_build.conflicts)
-
-
-def build_parser_dwa(tdwa: TerminalDWA, lexer: LexerTables, effects: StackEffects, end_terminal: int) -> ParserDWA:
+def build_parser_dwa(tdwa: TerminalDWA, lexer: LexerTables, effects: Sequence[EffectGraph],
+                     end_terminal: int) -> ParserDWA:
     """Splice stack effects into every outcome, then determinize and minimize."""
     term_sets = [lexer.term_set(i) for i in range(lexer.n_term_sets)]
     ignored = frozenset(int(t) for t in lexer.ignored)
@@ -148,7 +143,7 @@ def artifact_metadata(c: Compiled) -> dict:
         "lexer": {"n_states": c.lexer.n_states, "warnings": list(c.lexer_warnings)},
         "parser": {"n_states": c.lr.n_states, "n_terminals": c.lr.n_terminals, "conflicts": c.conflicts,
                    "n_rules": int(c.lr.rule_len.shape[0]), "rewrites": list(c.normalized.rewrites),
-                   "max_read_depth": c.effects.max_read_depth},
+                   "max_read_depth": max_read_depth(c.effects)},
         "dwa": {"n_states": c.parser_dwa.n_states, "n_transitions": c.parser_dwa.n_transitions,
                 "depth": c.parser_dwa.depth(), "n_outcomes": len(c.terminal_dwa.outcomes),
                 "n_token_classes": c.terminal_dwa.n_classes, "n_rows": int(c.rows.rows.shape[0])},

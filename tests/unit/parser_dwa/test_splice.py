@@ -1,5 +1,5 @@
-"""Splicing stack effects: cancellation rules, and the whole splice + determinize stage against a
-direct simulation of the effects on concrete stacks."""
+"""Splicing stack effects into lexeme paths (write/read cancellation, reads into the old stack): the
+whole splice + determinize stage against a direct simulation of the effects on concrete stacks."""
 
 import itertools
 
@@ -7,37 +7,12 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from glrmask_cli.parser.stack_effects import ANY, StackEffect, StackEffects
+from glrmask_cli.parser.stack_effects import ANY, EffectGraph, StackEffect
 from glrmask_cli.parser_dwa.determinize import NO_STATE, determinize
-from glrmask_cli.parser_dwa.splice import apply_effect, build_read_nfa, consuming_effects
+from glrmask_cli.parser_dwa.splice import build_read_nfa
 from glrmask_cli.terminal_dwa import FINAL_END, Outcome, TerminalDWA
 
 B, C, P, R, S, U = 10, 11, 12, 13, 14, 15
-
-
-def test_effects_are_rewritten_to_consume_what_they_read():
-    # StackEffects keep the deepest read state; apply_effect's effects pop it and write it back.
-    effects = StackEffects(((StackEffect((P, ANY, B), (C,)),),), 3)
-    assert consuming_effects(effects) == ((StackEffect((P, ANY, B), (B, C)),),)
-
-
-def test_write_read_pairs_cancel():
-    # seed notes: x = b- b+ p+, ] = p- b- c+; together b- c+
-    reads, written = apply_effect((), StackEffect((B,), (B, P)))
-    assert (reads, written) == ((B,), (B, P))
-    assert apply_effect(written, StackEffect((P, B), (C,))) == ((), (C,))
-
-
-def test_mismatched_write_read_kills_the_path():
-    assert apply_effect((R, S), StackEffect((R,), ())) is None
-
-
-def test_wildcard_reads_match_written_states():
-    assert apply_effect((P, R, S), StackEffect((ANY, ANY, P), (P, U))) == ((), (P, U))
-
-
-def test_reads_past_written_states_read_the_old_stack():
-    assert apply_effect((R, S), StackEffect((S, R, ANY, U), (U, C))) == ((ANY, U), (U, C))
 
 
 # ---- the whole stage against direct simulation ----------------------------------------------
@@ -53,6 +28,27 @@ effect = st.builds(
 effects_strategy = st.lists(st.lists(effect, max_size=3), min_size=4, max_size=4)
 term_sets = [(0,), (1,), (2,), (0, 1)]
 paths = st.lists(st.tuples(st.lists(st.integers(0, 3), max_size=3), st.integers(-1, 3)), min_size=1, max_size=5)
+
+
+def graph_of(terminal, effects):
+    """Flat effects as an unshared EffectGraph: root (first read) -> one edge (other reads) -> writes."""
+    roots, edges, finals = [], [], []
+    for effect in effects:
+        head, tail = len(edges), len(edges) + 1
+        roots.append((effect.reads[0], head))
+        edges += [((effect.reads[1:], tail),), ()]
+        finals += [(), (effect.writes,)]
+    return EffectGraph(terminal, tuple(roots), tuple(edges), tuple(finals))
+
+
+def test_seed_notes_example_cancels_to_one_read():
+    # x = b- b+ p+ and ] = p- b- c+ (here: reads keep their deepest state); "x]" reads only b.
+    x = StackEffect((B,), (P,))
+    bracket = StackEffect((P, B), (C,))
+    tdwa = make_tdwa([([0], 1)])             # closed lexeme {x}, then the open lexeme becomes ]
+    graphs = [graph_of(0, [x]), graph_of(1, [bracket]), graph_of(2, []), graph_of(3, [])]
+    dwa = determinize(build_read_nfa(tdwa, term_sets, graphs, frozenset(), END))
+    assert walk(dwa, [B, S]) == 1 and walk(dwa, [P, B]) == 0
 
 
 def make_tdwa(path_list):
@@ -100,8 +96,8 @@ def walk(dwa, stack):
 @given(effects_strategy, paths, st.lists(st.lists(st.sampled_from(LABELS), min_size=1, max_size=7), max_size=12))
 def test_dwa_equals_direct_simulation(by_terminal, path_list, stacks):
     tdwa = make_tdwa(path_list)
-    effects = StackEffects(tuple(tuple(e) for e in by_terminal), 3)
-    dwa = determinize(build_read_nfa(tdwa, term_sets, effects, frozenset(), END))
+    graphs = [graph_of(terminal, effects) for terminal, effects in enumerate(by_terminal)]
+    dwa = determinize(build_read_nfa(tdwa, term_sets, graphs, frozenset(), END))
     for stack in stacks:
         expected = sum(1 << o for o, outcome in enumerate(tdwa.outcomes)
                        if simulate(tdwa, outcome, by_terminal, stack))

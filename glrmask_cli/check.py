@@ -1,0 +1,89 @@
+"""`glrmask check`: whole documents against a grammar, with exactly the semantics the masks use.
+
+Input: a .lark file (+ start rule) and documents (bytes). Output: one `CheckResult` per document:
+ok, or the byte offset, line/column and a one-line reason (what came, what was expected, excerpt).
+Compile steps: grammar -> lexer -> CFG -> normalize -> LALR tables; no vocabulary is needed.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Sequence
+
+from glrmask_runtime.errors import InputRejected
+from glrmask_runtime.recognizer import Recognizer
+from glrmask_runtime.tables import START
+
+from glrmask_cli.grammar import GrammarSpec, load_grammar
+from glrmask_cli.lexer.scanner import build_lexer
+from glrmask_cli.parser.cfg import build_cfg
+from glrmask_cli.parser.lr import build_lr_tables
+from glrmask_cli.parser.normalize import normalize
+
+MAX_EXPECTED_SHOWN = 8
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    path: str
+    ok: bool
+    position: int | None = None      # byte offset of the rejection
+    reason: str = ""
+
+    def line(self) -> str:
+        """`FILE: ok` or `FILE: rejected at byte N: REASON`."""
+        if self.ok:
+            return f"{self.path}: ok"
+        return f"{self.path}: rejected at byte {self.position}: {self.reason}"
+
+
+class Checker:
+    """A compiled grammar that checks documents."""
+
+    def __init__(self, grammar: GrammarSpec, recognizer: Recognizer) -> None:
+        self.grammar = grammar
+        self.recognizer = recognizer
+
+    def check_bytes(self, data: bytes, path: str = "<input>") -> CheckResult:
+        r = self.recognizer
+        try:
+            state = r.feed(r.initial(), data)
+        except InputRejected as e:
+            return CheckResult(path, False, e.position, _reason(data, e.position, e.reason, e.expected))
+        if r.can_finish(state):
+            return CheckResult(path, True)
+        if state.lexer_state != START and r.scanner.close(state.lexer_state) == 0:
+            what = "the document ends inside an incomplete lexeme"
+            return CheckResult(path, False, len(data), _reason(data, len(data), what, ()))
+        what = "the document ends too early"
+        return CheckResult(path, False, len(data), _reason(data, len(data), what, r.expected(state)))
+
+    def check_file(self, path: str | os.PathLike) -> CheckResult:
+        with open(path, "rb") as f:
+            return self.check_bytes(f.read(), str(path))
+
+
+def load_checker(grammar_path: str | os.PathLike, start: str | None = None) -> Checker:
+    """Compile `grammar_path` up to the LR tables (GrammarError/LimitExceeded on a bad grammar)."""
+    spec = load_grammar(grammar_path, start=start)
+    lexer = build_lexer(spec.terminals, spec.ignore, str(grammar_path)).tables
+    lr = build_lr_tables(normalize(build_cfg(spec), where=str(grammar_path)))
+    return Checker(spec, Recognizer(lexer, lr, [t.display for t in spec.terminals]))
+
+
+def check_files(grammar_path: str | os.PathLike, files: Sequence[str | os.PathLike],
+                start: str | None = None) -> list[CheckResult]:
+    checker = load_checker(grammar_path, start)
+    return [checker.check_file(f) for f in files]
+
+
+def _reason(data: bytes, position: int, what: str, expected: Sequence[str]) -> str:
+    line = data.count(b"\n", 0, position) + 1
+    column = position - (data.rfind(b"\n", 0, position) + 1) + 1
+    text = f"{what} (line {line}, column {column})"
+    if expected:
+        shown = list(expected[:MAX_EXPECTED_SHOWN])
+        more = f", ... ({len(expected) - len(shown)} more)" if len(expected) > len(shown) else ""
+        text += "; expected " + (shown[0] if len(shown) == 1 else "one of " + ", ".join(shown)) + more
+    return text

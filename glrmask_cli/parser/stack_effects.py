@@ -1,0 +1,252 @@
+"""Stage 3b: LR tables -> per-terminal stack effects (how consuming one terminal reads/rewrites the stack).
+
+The LR automaton runs symbolically for terminal t over an unknown stack: the top is READ when needed
+(branching over every state with an action on t), reductions pop written states first, then old
+positions (ANY if never looked at), and the exposed old position is read for the goto (branching over
+the states with that goto which can lie there below the nearest read state: stacks are LR paths). Every conflict
+branches. An effect ends with the shift of t, or ACCEPT for END. Applying an effect to a stack that
+matches `reads` removes the len(reads) - 1 topmost states and pushes `writes`. Exploration is bounded
+per terminal by `max_configs` and MAX_READ_DEPTH (LimitExceeded: un-normalized input, e.g. right
+recursion, would not terminate). Deep operator-precedence chains (sql.lark, python.lark) give millions
+of flat effects per terminal: `build_effect_graphs` returns the same effects as a shared DAG instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Sequence
+
+from glrmask_runtime.tables import ACCEPT, REDUCE, SHIFT, LRTables, unpack_action
+
+from glrmask_cli.errors import LimitExceeded
+
+ANY = -1
+DEFAULT_MAX_CONFIGS = 1_000_000   # per terminal
+MAX_READ_DEPTH = 256
+
+
+@dataclass(frozen=True, order=True)
+class StackEffect:
+    reads: tuple[int, ...]    # old-stack states, top first; ANY = popped without looking at it
+    writes: tuple[int, ...]   # states pushed afterwards, bottom first (top last)
+
+    def matches(self, stack: tuple[int, ...]) -> bool:
+        """True iff `stack` (states, top first) agrees with `reads` (ANY matches anything)."""
+        if len(stack) < len(self.reads):
+            return False
+        return all(r == ANY or r == s for r, s in zip(self.reads, stack))
+
+    def apply(self, stack: tuple[int, ...]) -> tuple[int, ...]:
+        """The stack (top first) after the effect; `stack` must match."""
+        return tuple(reversed(self.writes)) + stack[len(self.reads) - 1:]
+
+
+@dataclass(frozen=True)
+class StackEffects:
+    by_terminal: tuple[tuple[StackEffect, ...], ...]  # index = terminal id (END: effects reaching ACCEPT, writes=())
+    max_read_depth: int
+
+
+def build_stack_effects(tables: LRTables, max_configs: int = DEFAULT_MAX_CONFIGS) -> StackEffects:
+    """Every terminal's stack effects, sorted and deduplicated."""
+    explorer = _Explorer(tables, max_configs)
+    by_terminal = tuple(tuple(sorted(explorer.effects_of(t))) for t in range(tables.n_terminals))
+    depth = max((len(e.reads) for effects in by_terminal for e in effects), default=0)
+    return StackEffects(by_terminal, depth)
+
+
+class _Explorer:
+    """Symbolic LR runs. A configuration is (reads, popped, writes): reads of old positions so far
+    (top first), how many old positions are popped, and the states written above them."""
+
+    def __init__(self, tables: LRTables, max_configs: int) -> None:
+        self.n_t = tables.n_terminals
+        self.end = self.n_t - 1
+        self.max_configs = max_configs
+        self.explored = 0
+        lhs, length = tables.rule_lhs.tolist(), tables.rule_len.tolist()
+        offsets, actions = tables.action_offsets.tolist(), tables.actions.tolist()
+        self.cells: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
+        for state in range(tables.n_states):
+            for t in range(self.n_t):
+                i = state * self.n_t + t
+                decoded = []
+                for packed in actions[offsets[i]:offsets[i + 1]]:
+                    kind, arg = unpack_action(packed)
+                    decoded.append((kind, lhs[arg], length[arg]) if kind == REDUCE else (kind, arg, 0))
+                if decoded:
+                    self.cells[(state, t)] = decoded
+        self.goto = tables.goto.tolist()
+        self.states_with_goto: list[list[int]] = [
+            [p for p in range(tables.n_states) if self.goto[p][nt] >= 0] for nt in range(tables.goto.shape[1])
+        ]
+        # pred[p]: states with a transition (shift or goto) into p, i.e. what can lie right below p
+        self.pred: list[set[int]] = [set() for _ in range(tables.n_states)]
+        for (state, _), decoded in self.cells.items():
+            for kind, arg, _ in decoded:
+                if kind == SHIFT:
+                    self.pred[arg].add(state)
+        for state, row in enumerate(self.goto):
+            for target in row:
+                if target >= 0:
+                    self.pred[target].add(state)
+        self._below_cache: dict[tuple[int, int], frozenset[int]] = {}
+
+    def effects_of(self, t: int) -> set[StackEffect]:
+        readers = sorted(state for state, term in self.cells if term == t)
+        effects: set[StackEffect] = set()
+        seen: set[tuple] = set()
+        self.explored = 0
+        todo = [((p,), 0, ()) for p in reversed(readers)]
+        while todo:
+            config = todo.pop()
+            if config in seen:
+                continue
+            seen.add(config)
+            self.explored += 1
+            if self.explored > self.max_configs:
+                raise LimitExceeded("max_configs", self.max_configs, "stack effects",
+                                    f"terminal {t}'s reductions branch into too many stack effects")
+            if len(config[0]) > MAX_READ_DEPTH:
+                raise LimitExceeded("max_read_depth", MAX_READ_DEPTH, "stack effects",
+                                    "reductions do not terminate: is the grammar normalized (no right recursion)?")
+            self._step(config, t, effects, todo)
+        return effects
+
+    def _step(self, config: tuple, t: int, effects: set[StackEffect], todo: list) -> None:
+        reads, popped, writes = config
+        top = writes[-1] if writes else reads[popped]
+        for kind, arg, length in self.cells.get((top, t), ()):
+            if kind == SHIFT:
+                effects.add(StackEffect(reads, writes + (arg,)))
+            elif kind == ACCEPT:
+                effects.add(StackEffect(reads, ()))
+            else:
+                todo.extend(self._reduce(reads, popped, writes, arg, length, t))
+
+    def _reduce(self, reads: tuple, popped: int, writes: tuple, nt: int, length: int, t: int) -> list:
+        from_writes = min(length, len(writes))
+        writes = writes[:len(writes) - from_writes]
+        old = length - from_writes
+        if old:
+            popped += old
+            if len(reads) < popped:
+                reads = reads + (ANY,) * (popped - len(reads))
+        if writes or popped < len(reads):
+            target = self.goto[writes[-1] if writes else reads[popped]][nt]
+            return [(reads, popped, writes + (target,))] if target >= 0 else []
+        # the exposed old position is read now: branch over the states with a goto on nt that can lie
+        # that deep below the nearest concretely read state (LR stacks are paths of the automaton)
+        anchor = max(k for k, r in enumerate(reads) if r != ANY)
+        allowed = self._below(reads[anchor], popped - anchor)
+        return [(reads + (p,), popped, (self.goto[p][nt],)) for p in self.states_with_goto[nt] if p in allowed]
+
+    def _below(self, state: int, distance: int) -> frozenset[int]:
+        """States that can lie `distance` positions below `state` on a stack of the LR automaton."""
+        key = (state, distance)
+        found = self._below_cache.get(key)
+        if found is None:
+            if distance == 1:
+                found = frozenset(self.pred[state])
+            else:
+                found = frozenset(q for p in self._below(state, distance - 1) for q in self.pred[p])
+            self._below_cache[key] = found
+        return found
+
+
+@dataclass(frozen=True)
+class EffectGraph:
+    """One terminal's stack effects as a shared DAG (the flat list can be exponentially larger).
+
+    A node is a symbolic configuration up to what decides its future: the written states and either
+    the exposed old state or (nearest read state, distance). Paths spell effects: start at a root
+    (reads = (top,)), append each edge's reads, and end at a node's `finals` entry (the writes).
+    """
+
+    terminal: int
+    roots: tuple[tuple[int, int], ...]                           # (top state read first, node)
+    edges: tuple[tuple[tuple[tuple[int, ...], int], ...], ...]   # per node: (reads appended, next node)
+    finals: tuple[tuple[tuple[int, ...], ...], ...]              # per node: writes of effects ending here
+
+    def iter_effects(self) -> Iterator[StackEffect]:
+        """The flat effects (possibly many: for tests and small grammars)."""
+        todo = [((top,), node) for top, node in reversed(self.roots)]
+        while todo:
+            reads, node = todo.pop()
+            if len(reads) > MAX_READ_DEPTH:
+                raise LimitExceeded("max_read_depth", MAX_READ_DEPTH, "stack effects", "cyclic effect graph")
+            for writes in self.finals[node]:
+                yield StackEffect(reads, writes)
+            todo.extend((reads + label, target) for label, target in reversed(self.edges[node]))
+
+
+def build_effect_graphs(tables: LRTables, max_nodes: int = DEFAULT_MAX_CONFIGS) -> tuple[EffectGraph, ...]:
+    """Every terminal's effects as an `EffectGraph` (same effects as `build_stack_effects`, shared)."""
+    explorer = _Explorer(tables, max_nodes)
+    return tuple(_graph_of(explorer, t, max_nodes) for t in range(tables.n_terminals))
+
+
+def _canonical(reads: tuple, popped: int, writes: tuple) -> tuple[tuple, tuple, int, tuple]:
+    """(key, reads, popped, writes) of the smallest configuration with the same future."""
+    if popped < len(reads):                      # the exposed old position was read: its state decides
+        return (writes, 0, reads[popped]), (reads[popped],), 0, writes
+    anchor = max(k for k, r in enumerate(reads) if r != ANY)
+    distance = popped - anchor
+    return (writes, distance, reads[anchor]), (reads[anchor],) + (ANY,) * (distance - 1), distance, writes
+
+
+def _graph_of(explorer: _Explorer, t: int, max_nodes: int) -> EffectGraph:
+    index: dict[tuple, int] = {}
+    configs: list[tuple] = []
+    edges: list[list[tuple[tuple[int, ...], int]]] = []
+    finals: list[list[tuple[int, ...]]] = []
+
+    def node_of(reads: tuple, popped: int, writes: tuple) -> int:
+        key, c_reads, c_popped, c_writes = _canonical(reads, popped, writes)
+        if key not in index:
+            if len(configs) >= max_nodes:
+                raise LimitExceeded("max_configs", max_nodes, "stack effects",
+                                    f"terminal {t}'s effect graph is too large")
+            index[key] = len(configs)
+            configs.append((c_reads, c_popped, c_writes))
+            edges.append([])
+            finals.append([])
+        return index[key]
+
+    roots = tuple((p, node_of((p,), 0, ())) for p in sorted(s for s, term in explorer.cells if term == t))
+    done = 0
+    while done < len(configs):
+        reads, popped, writes = configs[done]
+        top = writes[-1] if writes else reads[popped]
+        for kind, arg, length in explorer.cells.get((top, t), ()):
+            if kind == SHIFT:
+                finals[done].append(writes + (arg,))
+            elif kind == ACCEPT:
+                finals[done].append(())
+            else:
+                for n_reads, n_popped, n_writes in explorer._reduce(reads, popped, writes, arg, length, t):
+                    edges[done].append((n_reads[len(reads):], node_of(n_reads, n_popped, n_writes)))
+        done += 1
+    return EffectGraph(t, roots, tuple(tuple(sorted(set(e))) for e in edges),
+                       tuple(tuple(sorted(set(f))) for f in finals))
+
+
+def max_read_depth(graphs: Sequence[EffectGraph]) -> int:
+    """The most old-stack states any effect reads: the longest root-to-node read path of any graph."""
+    deepest = 0
+    for graph in graphs:
+        longest: dict[int, int] = {}
+        for _, root in graph.roots:
+            todo = [(root, False)]
+            while todo:
+                node, expanded = todo.pop()
+                if node in longest:
+                    continue
+                if not expanded:
+                    todo.append((node, True))
+                    todo.extend((nxt, False) for _, nxt in graph.edges[node] if nxt not in longest)
+                else:
+                    longest[node] = max((len(labels) + longest[nxt] for labels, nxt in graph.edges[node]), default=0)
+            deepest = max(deepest, 1 + longest[root])
+    return deepest

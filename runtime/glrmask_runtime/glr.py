@@ -1,0 +1,233 @@
+"""The only GLR driver: LR tables with conflict sets over a persistent graph-structured stack (GSS).
+
+Input: `LRTables` (rules non-empty, so every reduction pops at least one state). Output: immutable
+`GSSNode` DAGs; a call never mutates its input, so copy/rollback are free for callers.
+Algorithm: Tomita-style GLR. Per terminal, the tops are unfrozen into one mutable entry per LR state;
+reductions are driven by newly added (entry, parent) edges, so an edge added to an entry whose
+reductions already ran is still reduced through (the classic GSS bug); then shifts, merging new
+tops by state. Stacks per call are therefore bounded by the number of LR states.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from glrmask_runtime.tables import ACCEPT, REDUCE, SHIFT, LRTables, unpack_action
+
+
+class GSSNode:
+    """One stack cell: an LR state and the cells below it (parents; () = bottom of the stack)."""
+
+    __slots__ = ("state", "parents")
+
+    def __init__(self, state: int, parents: tuple[GSSNode, ...] = ()) -> None:
+        self.state = state
+        self.parents = parents
+
+    def __repr__(self) -> str:
+        return f"GSSNode({self.state}, {len(self.parents)} parents)"
+
+
+_FALLBACK = object()
+
+
+class GLRParser:
+    """GLR steps over `tables`. Cells are decoded once into Python tuples for speed."""
+
+    def __init__(self, tables: LRTables) -> None:
+        self.n_terminals = int(tables.n_terminals)
+        self.end = self.n_terminals - 1
+        rule_lhs = tables.rule_lhs.tolist()
+        rule_len = tables.rule_len.tolist()
+        offsets = tables.action_offsets.tolist()
+        actions = tables.actions.tolist()
+        # cell index (state * n_terminals + terminal) -> (shift targets, (nonterminal, length)..., accept)
+        self._cells: dict[int, tuple[tuple[int, ...], tuple[tuple[int, int], ...], bool]] = {}
+        for i in range(len(offsets) - 1):
+            lo, hi = offsets[i], offsets[i + 1]
+            if lo == hi:
+                continue
+            shifts, reduces, accept = [], [], False
+            for packed in actions[lo:hi]:
+                kind, arg = unpack_action(packed)
+                if kind == SHIFT:
+                    shifts.append(arg)
+                elif kind == REDUCE:
+                    reduces.append((rule_lhs[arg], rule_len[arg]))
+                elif kind == ACCEPT:
+                    accept = True
+            self._cells[i] = (tuple(shifts), tuple(reduces), accept)
+        self._goto: list[dict[int, int]] = [
+            {nt: target for nt, target in enumerate(row) if target >= 0} for row in tables.goto.tolist()
+        ]
+        self._bottom = (GSSNode(0, ()),)
+
+    # ---- public API -----------------------------------------------------------------------------
+
+    def initial(self) -> tuple[GSSNode, ...]:
+        """The stacks before any input: the start state alone."""
+        return self._bottom
+
+    def shift(self, stacks: tuple[GSSNode, ...], terminals: Sequence[int]) -> tuple[GSSNode, ...]:
+        """All stacks after reading one of `terminals` (reductions, then the shift); () if none survives."""
+        if len(stacks) == 1 and len(terminals) == 1:
+            node = self._step_single(stacks[0], terminals[0], False)
+            if node is not _FALLBACK:
+                return () if node is None else (node,)
+        shifted: dict[int, dict[int, GSSNode]] = {}
+        for t in terminals:
+            entries = self._reduce_all(stacks, t)
+            cells = self._cells
+            for state, entry in entries.items():
+                cell = cells.get(state * self.n_terminals + t)
+                if cell is None or not cell[0]:
+                    continue
+                frozen = entry.freeze(state)
+                for target in cell[0]:
+                    shifted.setdefault(target, {})[id(frozen)] = frozen
+        return tuple(GSSNode(target, tuple(parents.values())) for target, parents in sorted(shifted.items()))
+
+    def can_shift(self, stacks: tuple[GSSNode, ...], terminal: int) -> bool:
+        """True iff some stack can reduce and then shift `terminal`."""
+        if len(stacks) == 1:
+            node = self._step_single(stacks[0], terminal, False)
+            if node is not _FALLBACK:
+                return node is not None
+        entries = self._reduce_all(stacks, terminal)
+        for state in entries:
+            cell = self._cells.get(state * self.n_terminals + terminal)
+            if cell is not None and cell[0]:
+                return True
+        return False
+
+    def accepts_end(self, stacks: tuple[GSSNode, ...]) -> bool:
+        """True iff END (end of input) reaches ACCEPT on some stack."""
+        if len(stacks) == 1:
+            node = self._step_single(stacks[0], self.end, True)
+            if node is not _FALLBACK:
+                return node is not None
+        entries = self._reduce_all(stacks, self.end)
+        for state in entries:
+            cell = self._cells.get(state * self.n_terminals + self.end)
+            if cell is not None and cell[2]:
+                return True
+        return False
+
+    def expected_terminals(self, stacks: tuple[GSSNode, ...]) -> list[int]:
+        """Terminal ids (END included) that some stack can take next; for error messages."""
+        found = [t for t in range(self.end) if self.can_shift(stacks, t)]
+        if self.accepts_end(stacks):
+            found.append(self.end)
+        return found
+
+    # ---- internals ------------------------------------------------------------------------------
+
+    def _step_single(self, node: GSSNode, t: int, want_accept: bool) -> object:
+        """Deterministic fast path: the new top, None if dead, _FALLBACK on a conflict or a shared path.
+
+        With `want_accept` (t = END), returns a truthy object iff ACCEPT is reached.
+        """
+        cells, goto, n_t = self._cells, self._goto, self.n_terminals
+        while True:
+            cell = cells.get(node.state * n_t + t)
+            if cell is None:
+                return None
+            shifts, reduces, accept = cell
+            if accept and want_accept:
+                return node
+            if len(shifts) + len(reduces) != 1:
+                return _FALLBACK if (shifts or reduces) else None
+            if shifts:
+                return None if want_accept else GSSNode(shifts[0], (node,))
+            nt, length = reduces[0]
+            exposed = node
+            for _ in range(length):
+                parents = exposed.parents
+                if len(parents) != 1:
+                    return _FALLBACK
+                exposed = parents[0]
+            node = GSSNode(goto[exposed.state][nt], (exposed,))
+
+    def _reduce_all(self, stacks: tuple[GSSNode, ...], t: int) -> dict[int, _Entry]:
+        """Unfreeze the tops into entries (one per state) and run every reduction on lookahead t."""
+        entries: dict[int, _Entry] = {}
+        work: list[tuple[int, GSSNode]] = []
+        for node in stacks:
+            entry = entries.get(node.state)
+            if entry is None:
+                entry = entries[node.state] = _Entry(node)
+            else:
+                entry.origin = None
+            for parent in node.parents:
+                if entry.add(parent):
+                    work.append((node.state, parent))
+        cells, goto, n_t = self._cells, self._goto, self.n_terminals
+        while work:
+            state, parent = work.pop()
+            cell = cells.get(state * n_t + t)
+            if cell is None:
+                continue
+            for nt, length in cell[1]:
+                for exposed in _nodes_below(parent, length - 1):
+                    target = goto[exposed.state][nt]
+                    entry = entries.get(target)
+                    if entry is None:
+                        entry = entries[target] = _Entry(None)
+                    if entry.add(exposed):
+                        entry.origin = None
+                        work.append((target, exposed))
+        return entries
+
+
+class _Entry:
+    """A mutable top during one terminal's reductions; frozen into a GSSNode for the shift."""
+
+    __slots__ = ("origin", "parents", "seen", "node")
+
+    def __init__(self, origin: GSSNode | None) -> None:
+        self.origin = origin          # the input node, if the entry is exactly it (reuse, no copy)
+        self.parents: list[GSSNode] = []
+        self.seen: set[int] = set()
+        self.node: GSSNode | None = None
+
+    def add(self, parent: GSSNode) -> bool:
+        key = id(parent)
+        if key in self.seen:
+            return False
+        self.seen.add(key)
+        self.parents.append(parent)
+        return True
+
+    def freeze(self, state: int) -> GSSNode:
+        if self.node is None:
+            self.node = self.origin if self.origin is not None else GSSNode(state, tuple(self.parents))
+        return self.node
+
+
+def _nodes_below(node: GSSNode, depth: int) -> list[GSSNode]:
+    """The distinct nodes exactly `depth` parent steps below `node`."""
+    level = [node]
+    for _ in range(depth):
+        if len(level) == 1 and len(level[0].parents) == 1:
+            level = [level[0].parents[0]]
+            continue
+        below: dict[int, GSSNode] = {}
+        for n in level:
+            for parent in n.parents:
+                below[id(parent)] = parent
+        level = list(below.values())
+    return level
+
+
+def iter_paths(stacks: Sequence[GSSNode], limit: int = 1000) -> Iterator[tuple[int, ...]]:
+    """Concrete stacks (states top first, bottom last) of a GSS, at most `limit` of them; for tests/debugging."""
+    count = 0
+    todo: list[tuple[GSSNode, tuple[int, ...]]] = [(node, (node.state,)) for node in reversed(stacks)]
+    while todo and count < limit:
+        node, path = todo.pop()
+        if not node.parents:
+            count += 1
+            yield path
+            continue
+        for parent in reversed(node.parents):
+            todo.append((parent, path + (parent.state,)))
