@@ -1,0 +1,180 @@
+"""`python -m bench` (`make bench`): GLRMask side by side with its peers on the same token sequences.
+
+Input: workloads x tokenizers x engines chosen by options. Per pair the documents are tokenized once
+here; every engine replays them in its own subprocess (peers in their venvs under .cache/bench,
+created by bench/setup_peers.sh, which this command runs first unless --no-setup). Output: one table
+on stdout and bench/results/<date>-<workload>.json; the stage benchmarks (bench/*_bench.py with
+run() -> dict) that exist run too, into bench/results/<date>-stages.json. No assertion on timings.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from bench import report, runner
+from bench.errors import BenchError
+from bench.stats import summarize
+from bench.tokenizers import REPO, TOKENIZER_NAMES, encode, tokenizer_spec
+from bench.workloads import WORKLOADS, Workload, workload
+
+STAGES = ("vocab", "lexer", "parser")
+QUICK_DOCS = 40
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
+    p.add_argument("--workloads", default="json,sql,verilog", help=f"comma list of {', '.join(WORKLOADS)}, or none")
+    p.add_argument("--tokenizers", default=",".join(TOKENIZER_NAMES), help="comma list: cl100k_base, llama3")
+    p.add_argument("--engines", default=",".join(runner.ENGINES), help=f"comma list of {', '.join(runner.ENGINES)}")
+    p.add_argument("--quick", action="store_true",
+                   help=f"{QUICK_DOCS} documents per workload, 2 processes for the shared-memory run")
+    p.add_argument("--max-docs", type=int, default=None, help="evenly spaced subset of this many documents")
+    p.add_argument("--repeat", type=int, default=1, help="timed passes over the documents (default 1)")
+    p.add_argument("--warmup", type=int, default=3, help="documents replayed untimed first (default 3)")
+    p.add_argument("--processes", type=int, default=8, help="processes for the shared-memory run (0: skip)")
+    p.add_argument("--stage", default="all", help=f"stage benchmarks to run: all, none, or a comma list of "
+                                                  f"{', '.join(STAGES)} (those whose module exists)")
+    p.add_argument("--budget", type=float, default=300.0,
+                   help="seconds of timed replay per engine run; later documents are reported as skipped")
+    p.add_argument("--timeout", type=float, default=3600.0, help="seconds per engine run (then it is killed)")
+    p.add_argument("--no-setup", action="store_true", help="do not run bench/setup_peers.sh first")
+    p.add_argument("--no-write", action="store_true", help="print only; write no results file")
+    return p.parse_args(argv)
+
+
+def _names(text: str, known, what: str) -> list[str]:
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    unknown = [n for n in names if n not in known]
+    if unknown or not names:
+        raise BenchError(f"--{what}: unknown {', '.join(unknown) or '(empty)'}; known: {', '.join(known)}")
+    return names
+
+
+def subset(items: list, limit: int | None) -> list:
+    """`limit` evenly spaced items (all when limit is None or not smaller)."""
+    if limit is None or limit >= len(items):
+        return list(items)
+    if limit <= 0:
+        raise BenchError(f"--max-docs: must be positive, got {limit}")
+    step = len(items) / limit
+    return [items[int(i * step)] for i in range(limit)]
+
+
+def engine_entry(result: dict, n_docs: int) -> dict:
+    """Condense a worker's raw result: latency summaries, document verdicts, setup, memory."""
+    if "error" in result:
+        return {"error": result["error"]}
+    docs = result["documents"]
+    ok = [d for d in docs if d["status"] == "ok"]
+    return {"version": result["version"], "setup": result["setup"], "wall_s": result.get("wall_s"),
+            "mask": summarize(result["mask_ns"]), "commit": summarize(result["commit_ns"]),
+            "mask_bool": summarize(result.get("extra_ns", [])),
+            "timer_floor": summarize(result.get("floor_ns", [])),
+            "docs_ok": len(ok), "docs_total": n_docs, "docs_ok_text": f"{len(ok)}/{n_docs}",
+            "rejected": [d for d in docs if d["status"] != "ok"], "memory_replay_process": result["memory"],
+            "slowest": slowest_steps(ok)}
+
+
+def slowest_steps(docs: list[dict], keep: int = 5) -> dict[str, list]:
+    """The documents with the slowest single mask / commit step (first timed pass): where tails come from."""
+    out = {}
+    for kind in ("mask", "commit"):
+        found = [(d[f"slowest_{kind}"][1] / 1e3, d["id"], *d[f"slowest_{kind}"][::2])
+                 for d in docs if d.get(f"slowest_{kind}")]
+        out[kind] = [{"us": us, "doc": doc, "step": step, **({"token": rest[0]} if rest else {})}
+                     for us, doc, step, *rest in sorted(found, reverse=True)[:keep]]
+    return out
+
+
+def run_pair(w: Workload, tokenizer: str, docs: list, engines: list[str], args) -> dict:
+    spec = tokenizer_spec(tokenizer)
+    job = {"workload": w.name, "tokenizer": spec.to_job(), "warmup_docs": args.warmup, "repeat": args.repeat,
+           "budget_s": args.budget,
+           "artifact_dir": str(REPO / ".cache" / "bench" / "artifacts"),
+           "grammar": {"path": str(w.grammar_path), "lark": w.peer_lark(), "outlines": w.outlines,
+                       "xgrammar_builtin_json": w.xgrammar_builtin_json},
+           "documents": [{"id": d.doc_id, "tokens": encode(tokenizer, d.text)} for d in docs]}
+    out = {}
+    for engine in engines:
+        if engine == "outlines" and not w.outlines:
+            out[engine] = {"error": "no regex form of this grammar (not a regular language)"}
+            continue
+        print(f"bench: {w.name} x {tokenizer} x {engine} ...", file=sys.stderr, flush=True)
+        entry = engine_entry(runner.run_worker(engine, job, args.timeout), len(docs))
+        if "error" not in entry and args.processes > 0:
+            entry["memory_1"] = runner.run_memory(engine, job, 1, args.timeout)
+            entry["memory_8"] = runner.run_memory(engine, job, args.processes, args.timeout)
+        out[engine] = entry
+    return out
+
+
+def run_workload(name: str, tokenizers: list[str], engines: list[str], args, info: dict) -> dict:
+    w = workload(name)
+    docs = subset(w.documents(), QUICK_DOCS if args.quick and args.max_docs is None else args.max_docs)
+    runs = {tok: run_pair(w, tok, docs, engines, args) for tok in tokenizers}
+    return {"workload": name, "grammar": str(w.grammar_path.relative_to(REPO.parent)
+                                             if w.grammar_path.is_relative_to(REPO.parent) else w.grammar_path),
+            "documents": len(docs), "bytes": sum(len(d.text) for d in docs), "notes": list(w.notes),
+            "machine": info, "options": {k: v for k, v in vars(args).items()},
+            "timing_policy": "perf_counter_ns per call; warm-up documents untimed; gc disabled in timed loops "
+                             "for every engine; single thread; nearest-rank percentiles",
+            "runs": runs}
+
+
+def run_stages(selection: str) -> dict:
+    """Run bench/<stage>_bench.py run() for the selected stages that exist."""
+    if selection == "none":
+        return {}
+    names = STAGES if selection == "all" else _names(selection, STAGES, "stage")
+    results = {}
+    for name in names:
+        path = Path(__file__).resolve().parent / f"{name}_bench.py"
+        if not path.exists():
+            continue
+        print(f"bench: stage {name} ...", file=sys.stderr, flush=True)
+        began = time.perf_counter()
+        try:
+            results[name] = importlib.import_module(f"bench.{name}_bench").run()
+        except Exception as e:  # a stage bench failing must not hide the others' numbers
+            results[name] = {"error": f"{type(e).__name__}: {e}"}
+        results[name]["wall_s"] = time.perf_counter() - began
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        workloads = [] if args.workloads == "none" else _names(args.workloads, WORKLOADS, "workloads")
+        tokenizers = _names(args.tokenizers, TOKENIZER_NAMES, "tokenizers")
+        engines = _names(args.engines, runner.ENGINES, "engines")
+        if not args.no_setup:
+            peers = [runner.ENGINES[e].venv for e in engines if runner.ENGINES[e].venv]
+            subprocess.run(["bash", str(REPO / "bench" / "setup_peers.sh"), *peers], check=True)
+        info = report.machine()
+        results = [run_workload(name, tokenizers, engines, args, info) for name in workloads]
+        stages = run_stages(args.stage)
+    except BenchError as e:
+        print(f"bench: {e}", file=sys.stderr)
+        return 1
+    except subprocess.CalledProcessError as e:
+        print(f"bench: bench/setup_peers.sh failed (exit {e.returncode}); see its output above", file=sys.stderr)
+        return 1
+    if results:
+        print(report.render(results, info))
+    if stages:
+        print("stage benchmarks:\n" + json.dumps(stages, indent=1, sort_keys=True, default=str))
+    if not args.no_write:
+        stage_result = [{"workload": "stages", "machine": info, "runs": {}, "stages": stages}] if stages else []
+        for path in report.write_results(results + stage_result):
+            print(f"bench: wrote {path.relative_to(REPO)}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

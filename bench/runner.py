@@ -1,0 +1,121 @@
+"""Run one engine's worker on one (workload, tokenizer) job, and the 8-process memory measurement.
+
+Input: the engine name, the workload's peer grammar text and its documents as token id lists.
+Output: the worker's result dict (per-step latencies, setup times, memory) or an `error` entry.
+Policy: every engine runs as a subprocess of its own venv's Python (ours: the project .venv), one
+at a time, single-threaded (thread-count env vars set to 1). A missing peer venv is reported, not fatal.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.tokenizers import REPO
+
+WORKERS = Path(__file__).resolve().parent / "workers"
+VENVS = REPO / ".cache" / "bench"
+SINGLE_THREAD = {"OMP_NUM_THREADS": "1", "RAYON_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+                 "OPENBLAS_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false"}
+
+
+@dataclass(frozen=True)
+class EngineSpec:
+    name: str
+    venv: str | None          # folder under .cache/bench; None = the project's own Python
+    worker: str
+
+    def python(self) -> Path:
+        if self.venv is None:
+            return Path(sys.executable)
+        return VENVS / self.venv / "bin" / "python"
+
+
+ENGINES: dict[str, EngineSpec] = {
+    "glrmask": EngineSpec("glrmask", None, "glrmask_worker.py"),
+    "llguidance": EngineSpec("llguidance", "llguidance", "llguidance_worker.py"),
+    "xgrammar": EngineSpec("xgrammar", "xgrammar", "xgrammar_worker.py"),
+    "outlines": EngineSpec("outlines", "outlines", "outlines_worker.py"),
+    "glrmask-rs": EngineSpec("glrmask-rs", "glrmask-rs", "glrmask_rs_worker.py"),
+}
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH",)}
+    env.update(SINGLE_THREAD)
+    env["PYTHONPATH"] = str(WORKERS)
+    return env
+
+
+def _write_job(job: dict) -> str:
+    fd, path = tempfile.mkstemp(prefix=f"bench-{job['engine']}-", suffix=".json")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump(job, f)
+    return path
+
+
+def run_worker(engine: str, job: dict, timeout_s: float) -> dict:
+    """Replay mode: one subprocess; returns its result, or {'error': ...} if it failed."""
+    spec = ENGINES[engine]
+    if not spec.python().exists():
+        return {"error": f"venv {VENVS / str(spec.venv)} missing; run bench/setup_peers.sh"}
+    job_path = _write_job({**job, "engine": engine, "mode": "replay"})
+    out_path = job_path[:-5] + ".out.json"
+    began = time.perf_counter()
+    try:
+        proc = subprocess.run([str(spec.python()), str(WORKERS / spec.worker), job_path, out_path],
+                              env=_env(), capture_output=True, text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired as e:
+        last = (e.stderr.decode() if isinstance(e.stderr, bytes) else e.stderr or "").strip().splitlines()[-1:]
+        return {"error": f"timed out after {timeout_s:.0f} s; last progress: {' '.join(last) or 'none'}"}
+    finally:
+        os.unlink(job_path)
+    if proc.returncode != 0 or not os.path.exists(out_path):
+        tail = [line for line in (proc.stderr or proc.stdout).strip().splitlines()
+                if not line.startswith("[")][-3:]
+        return {"error": f"worker exit {proc.returncode}: {' | '.join(tail)}"}
+    with open(out_path, encoding="utf-8") as f:
+        result = json.load(f)
+    os.unlink(out_path)
+    result["wall_s"] = time.perf_counter() - began
+    return result
+
+
+def run_memory(engine: str, job: dict, processes: int, timeout_s: float) -> dict:
+    """Start `processes` workers that each load the same grammar/artifact; sum their RSS and PSS
+    while all are alive (PSS splits shared pages among sharers, so mmapped tables count once)."""
+    spec = ENGINES[engine]
+    job_path = _write_job({**job, "engine": engine, "mode": "memory"})
+    cmd = [str(spec.python()), str(WORKERS / spec.worker), job_path, os.devnull]
+    procs = [subprocess.Popen(cmd, env=_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(processes)]
+    try:
+        deadline = time.monotonic() + timeout_s
+        for p in procs:
+            line = p.stdout.readline().strip()
+            if line != "ready" or time.monotonic() > deadline:
+                return {"error": f"a worker did not load: {line or p.stderr.read()[-300:]}"}
+        reports = []
+        for p in procs:
+            p.stdin.write("go\n")
+            p.stdin.flush()
+            reports.append(json.loads(p.stdout.readline()))
+    finally:
+        for p in procs:
+            try:
+                p.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        os.unlink(job_path)
+    loaded = [r["loaded"] for r in reports]
+    return {"processes": processes, "rss_kb_sum": sum(m["rss"] for m in loaded),
+            "pss_kb_sum": sum(m["pss"] for m in loaded),
+            "pss_kb_per_process": [m["pss"] for m in loaded],
+            "baseline_pss_kb_sum": sum(r["baseline"]["pss"] for r in reports),
+            "added_pss_kb_sum": sum(r["loaded"]["pss"] - r["baseline"]["pss"] for r in reports)}

@@ -1,0 +1,100 @@
+"""GLRMask worker (runs in the project .venv): build the artifact, memory-map it, replay documents.
+
+Compile: glrmask_cli.pipeline.build_artifact on the workload's grammar file and the tokenizer file
+(cold: first build in this fresh process, tokenizer included; warm: a second build). Load: the first
+glrmask_runtime.load (it may fill the expansion cache) and the median of 5 later loads. Per step the
+packed fill_bitmask is the timed mask; mask() (bool view) is timed separately right after it.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+
+import glrmask_runtime
+import worker_common as wc
+from glrmask_runtime.errors import TokenRejected
+
+try:
+    from glrmask_runtime import load as load_artifact
+except ImportError:  # the package root re-exports `load` at integration time
+    from glrmask_runtime.artifact import load as load_artifact
+
+
+def _artifact_path(job: dict) -> Path:
+    folder = Path(job["artifact_dir"])
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"{job['workload']}.{job['tokenizer']['name']}.glrm"
+
+
+def _build(job: dict, out: Path):
+    from glrmask_cli.pipeline import build_artifact
+
+    spec = job["tokenizer"]
+    return build_artifact(job["grammar"]["path"], out, tokenizer=spec["file"],
+                          tokenizer_pattern=spec["pattern"],
+                          eos_tokens=[str(e) for e in spec["eos_ids"]])
+
+
+class Engine:
+    version = glrmask_runtime.__version__
+
+    def __init__(self, artifact):
+        self.artifact = artifact
+
+    def new_state(self):
+        return self.artifact.matcher()
+
+    def fill(self, state, bitmask: np.ndarray) -> None:
+        state.fill_bitmask(bitmask, 0)
+
+    def commit(self, state, token_id: int) -> bool:
+        try:
+            state.commit(token_id)
+        except TokenRejected:
+            return False
+        return True
+
+    def extra_timer(self, state) -> int:
+        """The bool mask() view, timed right after the packed fill (reported as mask_bool)."""
+        t0 = time.perf_counter_ns()
+        state.mask()
+        return time.perf_counter_ns() - t0
+
+
+def _check_vocab(artifact, spec: dict) -> list[str]:
+    problems = []
+    if artifact.vocab_size != spec["vocab_size"]:
+        problems.append(f"vocab_size {artifact.vocab_size} != harness {spec['vocab_size']}")
+    if sorted(artifact.eos_token_ids) != sorted(spec["eos_ids"]):
+        problems.append(f"eos ids {sorted(artifact.eos_token_ids)} != harness {sorted(spec['eos_ids'])}")
+    return problems
+
+
+def make_engine(job: dict):
+    out = _artifact_path(job)
+    built, cold = wc.timed(lambda: _build(job, out))
+    _, warm = wc.timed(lambda: _build(job, out))
+    artifact, first_load = wc.timed(lambda: load_artifact(out))
+    loads = [wc.timed(lambda: load_artifact(out))[1] for _ in range(5)]
+    setup = {"compile_cold_s": cold, "compile_warm_s": warm, "artifact_bytes": os.path.getsize(out),
+             "load_ms": statistics.median(loads) * 1e3, "load_first_ms": first_load * 1e3,
+             "artifact": str(out), "stage_seconds": getattr(built.compiled, "timings", {}),
+             "vocab_problems": _check_vocab(artifact, job["tokenizer"])}
+    return Engine(artifact), setup
+
+
+def load_for_memory(job: dict):
+    return load_artifact(_artifact_path(job)).matcher()
+
+
+def touch(matcher, bitmask: np.ndarray) -> None:
+    matcher.fill_bitmask(bitmask, 0)
+
+
+if __name__ == "__main__":
+    wc.run(make_engine, load_for_memory, touch)

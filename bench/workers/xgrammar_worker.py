@@ -1,0 +1,68 @@
+"""xgrammar worker (runs in .cache/bench/xgrammar): builtin JSON grammar or Lark text -> GrammarMatcher.
+
+Tokenizer: TokenizerInfo over the raw token bytes (VocabType.RAW); special ids and holes are empty
+strings, which xgrammar treats as special. Compiler: one thread, cache off (so a warm compile is a
+real compile). Artifact: CompiledGrammar.serialize_json(); load = deserialize_json with the tokenizer.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import xgrammar
+
+import worker_common as wc
+
+
+def _tokenizer_info(spec: dict) -> xgrammar.TokenizerInfo:
+    vocab = [b if b is not None else b"" for b in wc.id_to_bytes(spec)]
+    return xgrammar.TokenizerInfo(vocab, xgrammar.VocabType.RAW, vocab_size=spec["vocab_size"],
+                                  stop_token_ids=spec["eos_ids"])
+
+
+def _compile(compiler: xgrammar.GrammarCompiler, grammar: dict):
+    if grammar.get("xgrammar_builtin_json"):
+        return compiler.compile_builtin_json_grammar()
+    return compiler.compile_lark(grammar["lark"])
+
+
+class Engine:
+    version = getattr(xgrammar, "__version__", "0.2.8")
+
+    def __init__(self, compiled):
+        self.compiled = compiled
+
+    def new_state(self):
+        return xgrammar.GrammarMatcher(self.compiled)
+
+    def fill(self, state, bitmask: np.ndarray) -> None:
+        state.fill_next_token_bitmask(bitmask, 0)
+
+    def commit(self, state, token_id: int) -> bool:
+        return state.accept_token(token_id)
+
+
+def make_engine(job: dict):
+    info, t_tok = wc.timed(lambda: _tokenizer_info(job["tokenizer"]))
+    compiler = xgrammar.GrammarCompiler(info, max_threads=1, cache_enabled=False)
+    compiled, cold = wc.timed(lambda: _compile(compiler, job["grammar"]))
+    _, warm = wc.timed(lambda: _compile(compiler, job["grammar"]))
+    blob = compiled.serialize_json()
+    loads = [wc.timed(lambda: xgrammar.CompiledGrammar.deserialize_json(blob, info))[1] for _ in range(3)]
+    setup = {"tokenizer_s": t_tok, "compile_cold_s": t_tok + cold, "compile_warm_s": warm,
+             "artifact_bytes": len(blob.encode()), "load_ms": sorted(loads)[1] * 1e3,
+             "grammar_form": "builtin JSON" if job["grammar"].get("xgrammar_builtin_json") else "Lark"}
+    return Engine(compiled), setup
+
+
+def load_for_memory(job: dict):
+    info = _tokenizer_info(job["tokenizer"])
+    compiler = xgrammar.GrammarCompiler(info, max_threads=1, cache_enabled=False)
+    return xgrammar.GrammarMatcher(_compile(compiler, job["grammar"]))
+
+
+def touch(matcher, bitmask: np.ndarray) -> None:
+    matcher.fill_next_token_bitmask(bitmask, 0)
+
+
+if __name__ == "__main__":
+    wc.run(make_engine, load_for_memory, touch)
