@@ -1,12 +1,30 @@
 """Stage 1: a .lark file -> GrammarSpec (BNF rules, terminal patterns, ignore list, start symbol).
 
 Lark's own loader does the work (imports, templates, EBNF, ?rule, _rule, aliases, %override,
-%extend); this module translates its result and rejects what GLRMask cannot compile.
+%extend) through `lark.load_grammar.load_grammar` + `Grammar.compile`; no LALR table is built, so
+conflicting grammars load. This module translates the result and rejects what GLRMask cannot
+compile: syntax errors, used %declare'd terminals, empty-matching terminals, backreferences.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
+import re
+import re._constants as sre_constants
+import re._parser as sre_parser
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+from lark.exceptions import GrammarError as LarkGrammarError
+from lark.exceptions import LarkError
+from lark.lexer import PatternStr, TerminalDef
+from lark.load_grammar import load_grammar as lark_load_grammar
+
+from glrmask_cli.errors import GrammarSyntaxError, UnsupportedFeature
+
+DEFAULT_START = "start"
 
 
 @dataclass(frozen=True)
@@ -17,6 +35,10 @@ class TerminalSpec:
     priority: int              # Lark priority (TERM.2 -> 2), default 0
     is_literal: bool           # written as a string literal ("if", "{")
     display: str               # as the user wrote it: '"{"' or 'ESCAPED_STRING'
+
+    def to_regex(self) -> str:
+        """The pattern with its flags applied inline, for Python's `re`."""
+        return f"(?{''.join(sorted(self.flags))}:{self.pattern})" if self.flags else self.pattern
 
 
 @dataclass(frozen=True)
@@ -39,3 +61,212 @@ class GrammarSpec:
             if t.name == name:
                 return i
         raise KeyError(name)
+
+    def terminal(self, name: str) -> TerminalSpec:
+        return self.terminals[self.terminal_id(name)]
+
+    @property
+    def nonterminals(self) -> tuple[str, ...]:
+        """Rule names, sorted."""
+        return tuple(sorted({r.lhs for r in self.rules}))
+
+
+# ---------------------------------------------------------------- public entry points
+
+def load_grammar(path: str | os.PathLike, start: str | None = None) -> GrammarSpec:
+    """Load a .lark file. `start` defaults to Lark's default rule name, "start".
+
+    Raises GrammarSyntaxError (unreadable or malformed file, unknown start rule) and
+    UnsupportedFeature (a construct GLRMask cannot compile), both with `file:line:col` where known.
+    """
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except OSError as e:
+        raise GrammarSyntaxError(str(p), f"cannot read grammar file ({e.strerror})") from e
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise GrammarSyntaxError(str(p), f"grammar file is not UTF-8 (byte {e.start})") from e
+    return _build_spec(text, str(p), p.stem, hashlib.sha256(data).hexdigest(), start, ())
+
+
+def load_grammar_text(text: str, name: str = "<string>", start: str | None = None,
+                      import_paths: Iterable[str | os.PathLike] = ()) -> GrammarSpec:
+    """Load grammar source text (tests, embedding). `name` is used in error locations."""
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    stem = Path(name).stem if not name.startswith("<") else name.strip("<>") or "string"
+    return _build_spec(text, name, stem, digest, start, tuple(os.fspath(p) for p in import_paths))
+
+
+# ---------------------------------------------------------------- building
+
+def _build_spec(text: str, source: str, stem: str, digest: str, start: str | None,
+                import_paths: tuple[str, ...]) -> GrammarSpec:
+    start = start or DEFAULT_START
+    grammar = _lark_grammar(text, source, import_paths)
+    rule_names = sorted({name for name, params, _t, _o in grammar.rule_defs if not params})
+    if start not in rule_names:
+        raise GrammarSyntaxError(source, f"start rule {start!r} is not defined",
+                                 hint=f"choose --start from: {', '.join(rule_names) or '(no rules)'}")
+    try:
+        terminal_defs, lark_rules, ignore = grammar.compile([start], ())
+    except LarkGrammarError as e:
+        raise _syntax_error(e, source, text) from e
+    declared = {name for name, (tree, _p) in grammar.term_defs if tree is None}
+    user_defined = {name for name, (tree, _p) in grammar.term_defs if tree is not None}
+    rules = _reachable(_rules(lark_rules), start)
+    used = {s for r in rules for s in r.rhs} | set(ignore)
+    terminal_defs = [t for t in terminal_defs if t.name in used]
+    _check_declared(rules, declared, {t.name for t in terminal_defs}, source, text)
+    terminals = tuple(sorted((_terminal(t, user_defined) for t in terminal_defs), key=lambda t: t.name))
+    for t in terminals:
+        _check_terminal(t, source, text)
+    return GrammarSpec(name=stem, sha256=digest, start=start, terminals=terminals, rules=rules,
+                       ignore=tuple(sorted(set(ignore))))
+
+
+def _lark_grammar(text: str, source: str, import_paths: tuple[str, ...]):
+    try:
+        grammar, _used = lark_load_grammar(text, source, list(import_paths), False)
+    except (LarkGrammarError, LarkError) as e:
+        raise _syntax_error(e, source, text) from e
+    except OSError as e:  # an %import that no search path holds
+        missing = getattr(e, "filename", None) or str(e)
+        raise GrammarSyntaxError(source, f"cannot import grammar {missing}",
+                                 hint="check the %import path (relative imports start with '.')") from e
+    return grammar
+
+
+def _rules(lark_rules) -> tuple[RuleSpec, ...]:
+    """Lark's compiled rules, in Lark's (deterministic, file-ordered) order, duplicates dropped."""
+    seen: dict[RuleSpec, None] = {}
+    for r in lark_rules:
+        seen.setdefault(RuleSpec(str(r.origin.name), tuple(str(s.name) for s in r.expansion)), None)
+    return tuple(seen)
+
+
+def _reachable(rules: tuple[RuleSpec, ...], start: str) -> tuple[RuleSpec, ...]:
+    """The rules reachable from `start` (Lark only drops rules that nothing mentions)."""
+    by_lhs: dict[str, list[RuleSpec]] = {}
+    for r in rules:
+        by_lhs.setdefault(r.lhs, []).append(r)
+    seen, todo = {start}, [start]
+    while todo:
+        for r in by_lhs.get(todo.pop(), ()):
+            for s in r.rhs:
+                if s in by_lhs and s not in seen:
+                    seen.add(s)
+                    todo.append(s)
+    return tuple(r for r in rules if r.lhs in seen)
+
+
+def _terminal(t: TerminalDef, user_defined: set[str]) -> TerminalSpec:
+    literal = isinstance(t.pattern, PatternStr)
+    pattern = re.escape(t.pattern.value) if literal else t.pattern.value
+    if t.name in user_defined and not t.name.startswith("__"):  # "__IGNORE_0" comes from `%ignore /re/`
+        display = t.name
+    else:
+        display = t.pattern.raw or (repr(t.pattern.value) if literal else f"/{t.pattern.value}/")
+    return TerminalSpec(name=t.name, pattern=pattern, flags=frozenset(t.pattern.flags),
+                        priority=int(t.priority), is_literal=literal, display=display)
+
+
+# ---------------------------------------------------------------- checks
+
+def _check_declared(rules: tuple[RuleSpec, ...], declared: set[str], defined: set[str],
+                    source: str, text: str) -> None:
+    for r in rules:
+        for s in r.rhs:
+            if s in declared and s not in defined:
+                raise UnsupportedFeature(_where(source, text, s, declare=True),
+                                         "is %declare'd (it needs a Lark postlexer, e.g. an Indenter)",
+                                         terminal=s, hint=f"used in rule {r.lhs}; define it with a "
+                                         "pattern or pick a start rule that does not reach it")
+
+
+def _check_terminal(t: TerminalSpec, source: str, text: str) -> None:
+    try:
+        parsed = sre_parser.parse(t.to_regex())
+        re.compile(t.to_regex())
+    except re.error as e:
+        raise GrammarSyntaxError(_where(source, text, t.name), f"invalid regular expression ({e})",
+                                 terminal=t.display) from e
+    if parsed.getwidth()[0] == 0:
+        raise UnsupportedFeature(_where(source, text, t.name), "can match the empty string",
+                                 terminal=t.display, hint="make it match at least one character "
+                                 "and use ? or [ ] in the rules instead")
+    if _has_backreference(parsed):
+        raise UnsupportedFeature(_where(source, text, t.name),
+                                 "uses a regex backreference (not a regular language)",
+                                 terminal=t.display)
+
+
+def _has_backreference(parsed) -> bool:
+    stack = [parsed]
+    while stack:
+        for op, av in stack.pop():
+            if op in (sre_constants.GROUPREF, sre_constants.GROUPREF_EXISTS):
+                return True
+            stack.extend(_subpatterns(av))
+    return False
+
+
+def _subpatterns(av) -> list:
+    """The nested SubPatterns of one opcode's argument (any nesting of tuples/lists)."""
+    out, todo = [], [av]
+    while todo:
+        x = todo.pop()
+        if isinstance(x, sre_parser.SubPattern):
+            out.append(x)
+        elif isinstance(x, (tuple, list)):
+            todo.extend(x)
+    return out
+
+
+# ---------------------------------------------------------------- locations
+
+_LINE_COL = re.compile(r"line (\d+),? col(?:umn)? (\d+)")
+
+
+def _syntax_error(e: Exception, source: str, text: str) -> GrammarSyntaxError:
+    """Translate a lark loader error: keep its first line, take line/column from it if it has one."""
+    message = str(e).strip()
+    first = message.splitlines()[0].rstrip(": ") if message else type(e).__name__
+    line, col = getattr(e, "line", None), getattr(e, "column", None)
+    m = _LINE_COL.search(message)
+    if m and not isinstance(line, int):
+        line, col = int(m.group(1)), int(m.group(2))
+    first = re.sub(r",? at$", "", _LINE_COL.sub("", first).replace(f" in {source}", "").rstrip(" ,:"))
+    where = f"{source}:{line}:{col}" if isinstance(line, int) and line > 0 else _where_from_names(
+        source, text, first)
+    return GrammarSyntaxError(where, first or "invalid grammar")
+
+
+def _where_from_names(source: str, text: str, message: str) -> str:
+    """A location for a message that names a rule or terminal (lark gives none): its definition."""
+    for name in re.findall(r"[A-Za-z_][A-Za-z_0-9]*", message):
+        if name in ("Rule", "Terminal", "Terminals", "rule", "terminal"):
+            continue
+        where = _where(source, text, name)
+        if where != source:
+            return where
+    return source
+
+
+def _where(source: str, text: str, name: str, declare: bool = False) -> str:
+    """`file:line:col` of the definition of `name` in the top-level file, else just `file`."""
+    if declare:
+        pat = re.compile(r"^[ \t]*%declare\b[^\n]*\b" + re.escape(name) + r"\b", re.M)
+    else:
+        pat = re.compile(r"^[ \t]*(?:%override[ \t]+|%extend[ \t]+)?[?!]?" + re.escape(name)
+                         + r"(?:\.-?\d+)?[ \t]*(?:\{[^}\n]*\})?[ \t]*:", re.M)
+    m = pat.search(text)
+    if not m:
+        return source
+    line = text.count("\n", 0, m.start()) + 1
+    col = m.start() - (text.rfind("\n", 0, m.start()) + 1) + 1
+    return f"{source}:{line}:{col}"
+
+
+__all__ = ["DEFAULT_START", "GrammarSpec", "RuleSpec", "TerminalSpec", "load_grammar", "load_grammar_text"]

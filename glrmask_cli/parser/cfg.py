@@ -7,6 +7,10 @@ END (`$end`, id n_terminals - 1); nonterminal ids are [n_terminals, n_terminals 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from glrmask_cli.grammar import GrammarSpec
 
 
 @dataclass(frozen=True)
@@ -37,3 +41,21 @@ class CFG:
         if symbol < self.n_terminals:
             return self.terminal_names[symbol]
         return self.nonterminal_names[symbol - self.n_terminals]
+
+
+END_NAME = "$END"
+
+
+def build_cfg(spec: "GrammarSpec") -> CFG:
+    """GrammarSpec -> CFG: terminal ids follow `spec.terminals` then `$END`; nonterminals sorted by name.
+
+    Rules keep the spec's order (deterministic: Lark's file order). A name that is neither a terminal
+    nor has rules cannot occur (the loader validated references).
+    """
+    terminal_names = tuple(t.name for t in spec.terminals) + (END_NAME,)
+    nonterminal_names = tuple(sorted({r.lhs for r in spec.rules} | {spec.start}))
+    ids = {name: i for i, name in enumerate(terminal_names[:-1])}
+    offset = len(terminal_names)
+    ids.update({name: offset + i for i, name in enumerate(nonterminal_names)})
+    rules = tuple(Rule(ids[r.lhs], tuple(ids[s] for s in r.rhs)) for r in spec.rules)
+    return CFG(terminal_names, nonterminal_names, rules, ids[spec.start])

@@ -1,0 +1,521 @@
+"""Language-preserving normalization: CFG -> NormalizedGrammar whose reduction chains are bounded.
+
+Phases: drop unproductive/unreachable rules; remove epsilon rules (this also removes hidden left
+and right recursion); reject cycles A =>+ A; rewrite right recursion into left recursion per cyclic
+SCC of the rightmost-symbol graph (feedback set + right- to left-linear conversion); split long
+right-hand sides (left-nested, shared prefixes). Invariant (`check_normalized`): no epsilon rule and
+an acyclic rightmost-symbol graph (A -> B when a rule A -> ... B ends with B), so LR performs a
+bounded number of reductions between two shifts. Size is guarded by `max_symbols` (LimitExceeded).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from glrmask_cli.errors import LimitExceeded, NormalizationError
+from glrmask_cli.parser.cfg import CFG, Rule
+
+Sym = int | str                                  # terminal id, or nonterminal name
+Rules = dict[str, list[tuple[Sym, ...]]]         # lhs name -> right-hand sides, in order
+
+DEFAULT_MAX_RHS = 4                # longer right-hand sides are split
+DEFAULT_MAX_SYMBOLS = 2_000_000    # total right-hand-side symbols allowed after rewriting
+
+
+@dataclass(frozen=True)
+class NormalizedGrammar:
+    cfg: CFG                      # same terminal ids; nonterminal ids renumbered (sorted by name)
+    accepts_empty: bool           # the original language contains the empty string
+    rewrites: tuple[str, ...]     # human-readable log of what was rewritten (for `glrmask inspect`)
+
+
+def normalize(cfg: CFG, *, where: str = "<grammar>", max_rhs: int = DEFAULT_MAX_RHS,
+              max_symbols: int = DEFAULT_MAX_SYMBOLS) -> NormalizedGrammar:
+    """Rewrite `cfg` into an equivalent grammar (same language, minus the empty string).
+
+    Raises NormalizationError (empty language, only the empty string, a cycle A =>+ A) naming the
+    rules, and LimitExceeded when right-recursion removal would exceed `max_symbols`.
+    """
+    if max_rhs < 2:
+        raise ValueError(f"max_rhs must be >= 2, got {max_rhs}")
+    log: list[str] = []
+    rules, start = from_cfg(cfg)
+    rules = _reduce(rules, start, where, log, "input")
+    nullable = nullable_set(rules)
+    accepts_empty = start in nullable
+    rules = _remove_epsilon(rules, nullable, log)
+    if start not in productive_set(rules):
+        raise NormalizationError(where, "the grammar derives only the empty string", rule=start)
+    rules = _reduce(rules, start, where, log, "after epsilon removal")
+    _reject_cycles(rules, where)
+    rules = _remove_right_recursion(rules, start, where, max_symbols, log)
+    rules = _reduce(rules, start, where, log, "after right-recursion removal")
+    rules = _split_long_rules(rules, max_rhs, log)
+    out = to_cfg(rules, start, cfg.terminal_names)
+    check_normalized(out, where=where)
+    return NormalizedGrammar(cfg=out, accepts_empty=accepts_empty, rewrites=tuple(log))
+
+
+def check_normalized(cfg: CFG, *, where: str = "<grammar>") -> None:
+    """Raise NormalizationError unless `cfg` has no epsilon rule, no `$END` in a rule, every
+    nonterminal has a rule, and the rightmost-symbol graph is acyclic (bounded reduction chains)."""
+    defined = {r.lhs for r in cfg.rules}
+    for r in cfg.rules:
+        if not r.rhs:
+            raise NormalizationError(where, "has an epsilon rule", rule=cfg.name(r.lhs))
+        if cfg.end in r.rhs:
+            raise NormalizationError(where, "uses $END in a right-hand side", rule=cfg.name(r.lhs))
+        missing = [s for s in r.rhs if not cfg.is_terminal(s) and s not in defined]
+        if missing:
+            raise NormalizationError(where, f"uses {cfg.name(missing[0])}, which has no rule",
+                                     rule=cfg.name(r.lhs))
+    edges: dict[int, set[int]] = {}
+    for r in cfg.rules:
+        if not cfg.is_terminal(r.rhs[-1]):
+            edges.setdefault(r.lhs, set()).add(r.rhs[-1])
+    cycle = find_cycle(edges)
+    if cycle is not None:
+        names = " -> ".join(cfg.name(s) for s in cycle)
+        raise NormalizationError(where, f"unbounded reduction chain (rightmost-symbol cycle {names})",
+                                 rule=cfg.name(cycle[0]))
+
+
+# ---------------------------------------------------------------- phases
+
+def _reduce(rules: Rules, start: str, where: str, log: list[str], when: str) -> Rules:
+    """Drop rules with unproductive symbols, then rules unreachable from `start`."""
+    productive = productive_set(rules)
+    if start not in productive:
+        raise NormalizationError(where, "derives no finite string (the language is empty)", rule=start,
+                                 hint="every alternative needs a non-recursive way out")
+    kept = {a: [rhs for rhs in alts if all(not isinstance(s, str) or s in productive for s in rhs)]
+            for a, alts in rules.items() if a in productive}
+    reachable = reachable_set(kept, start)
+    out = {a: alts for a, alts in kept.items() if a in reachable}
+    dropped = sorted(set(rules) - set(out))
+    n_before = sum(map(len, rules.values()))
+    n_after = sum(map(len, out.values()))
+    if n_before != n_after:
+        names = ", ".join(dropped[:8]) + (", ..." if len(dropped) > 8 else "")
+        log.append(f"{when}: removed {n_before - n_after} unproductive/unreachable rules"
+                   + (f" (nonterminals {names})" if dropped else ""))
+    return out
+
+
+def _remove_epsilon(rules: Rules, nullable: set[str], log: list[str]) -> Rules:
+    """Every rule gets all variants with nullable occurrences dropped; epsilon rules go.
+
+    Hidden left (right) recursion A -> N A (A -> A N) with N nullable becomes visible here. A variant
+    A -> A (e.g. from Lark's `[x ","]*`: a cycle A =>+ A through nullable symbols) only adds
+    infinitely many parses of the same strings, so it is dropped and logged; longer cycles
+    A => B => A are rejected by `_reject_cycles`."""
+    out: Rules = {}
+    self_loops = []
+    for a, alts in rules.items():
+        new: dict[tuple[Sym, ...], None] = {}
+        for rhs in alts:
+            for variant in drop_nullable_variants(rhs, nullable):
+                if variant == (a,):     # A => A: a derivation that adds nothing
+                    self_loops.append(a)
+                elif variant:
+                    new.setdefault(variant, None)
+        out[a] = list(new)
+    if nullable:
+        log.append(f"epsilon rules removed; nullable: {', '.join(sorted(nullable))}")
+    if self_loops:
+        log.append("dropped cyclic unit rules A -> A (the language is unchanged): "
+                   + ", ".join(sorted(set(self_loops))))
+    return out
+
+
+def _reject_cycles(rules: Rules, where: str) -> None:
+    """A unit-rule cycle A -> B -> ... -> A (after epsilon removal) means A =>+ A in the original."""
+    unit = {a: {rhs[0] for rhs in alts if len(rhs) == 1 and isinstance(rhs[0], str)}
+            for a, alts in rules.items()}
+    cycle = find_cycle(unit)
+    if cycle is not None:
+        raise NormalizationError(where, f"the grammar is cyclic ({' => '.join(cycle)}), so a string has "
+                                 "infinitely many parses", rule=cycle[0],
+                                 hint="remove the unit rules (or nullable parts) that close the cycle")
+
+
+def _remove_right_recursion(rules: Rules, start: str, where: str, max_symbols: int,
+                            log: list[str]) -> Rules:
+    """Per cyclic SCC of the rightmost-symbol graph (see `_rewrite_scc`). For one nonterminal this
+    is A -> alpha A | beta  =>  A -> beta | R beta, R -> alpha | R alpha."""
+    rules = {a: list(alts) for a, alts in rules.items()}
+    taken = set(rules)
+    for scc in rightmost_cyclic_sccs(rules):
+        cut = _feedback_set(rules, scc)
+        rules = _rewrite_scc(rules, scc, cut, start, taken)
+        _guard_size(rules, max_symbols, scc)
+        log.append(f"right recursion rewritten into left recursion in {{{', '.join(scc)}}} "
+                   f"(cut at {', '.join(cut)})")
+    return rules
+
+
+def _rewrite_scc(rules: Rules, scc: list[str], cut: list[str], start: str, taken: set[str]) -> Rules:
+    """Inside the SCC, A -> gamma B (B a member) is a step A -gamma-> B of a finite automaton and a
+    rule not ending in a member is an exit: L(A) = step strings along a path, then an exit.
+    Outside the cut C the steps form a DAG, summarized right-recursively but acyclically by
+    x__end (paths that exit before reaching C) and x__to_c (paths into c in C); over C the
+    automaton is made left-linear (the textbook right- to left-linear conversion):
+    Q[A,B] (non-empty paths A ..> B) -> s | Q[A,C] s, and A -> exit(A) | Q[A,B] exit(B)."""
+    members, cutset = set(scc), set(cut)
+    entries = _entries(rules, members, start)
+    steps = {a: [(rhs[:-1], rhs[-1]) for rhs in rules[a] if rhs[-1] in members] for a in scc}
+    exits = {a: [rhs for rhs in rules[a] if rhs[-1] not in members] for a in scc}
+    out = {a: alts for a, alts in rules.items() if a not in members}
+    to: dict[tuple[str, str], str] = {}      # (x, c) -> nonterminal for non-empty paths x ..> c
+    unit: set[tuple[str, str]] = set()        # x =>unit* c
+    end: dict[str, str] = {}                  # x -> nonterminal for paths that exit before C
+    for x in _dag_order(steps, scc, cutset):
+        if x in cutset:
+            continue
+        into, exit_strings = _via_dag(steps[x], exits[x], cut, to, unit, end)
+        for c in cut:
+            strings = [st for st, target in into if target == c]
+            if () in strings:
+                unit.add((x, c))
+            if any(strings):
+                to[x, c] = fresh_name(f"{x}__to_{c}", taken)
+                out[to[x, c]] = [st for st in strings if st]
+        if exit_strings:
+            end[x] = fresh_name(f"{x}__end", taken)
+            out[end[x]] = exit_strings
+        if x in entries:
+            out[x] = exit_strings + [(to[x, c], c) for c in cut if (x, c) in to] + [
+                (c,) for c in cut if (x, c) in unit]
+    cut_steps, cut_exits = {}, {}
+    for a in cut:
+        cut_steps[a], cut_exits[a] = _via_dag(steps[a], exits[a], cut, to, unit, end)
+    cut_entries = _cut_entries(out, cut_steps, cut_exits, cutset, start)
+    out.update(_left_linearize(cut, cut_entries, cut_steps, cut_exits, taken))
+    return out
+
+
+def _via_dag(steps, exits, cut: list[str], to, unit, end):
+    """One member's steps and exits with non-cut targets replaced by their summaries: returns
+    (string, c) pairs (the strings lead into cut member c) and exit strings."""
+    into: list[tuple[tuple[Sym, ...], str]] = []
+    exit_strings = list(exits)
+    for gamma, y in steps:
+        if y in cut:
+            into.append((gamma, y))
+            continue
+        into.extend((gamma + (to[y, c],), c) for c in cut if (y, c) in to)
+        into.extend((gamma, c) for c in cut if (y, c) in unit)
+        if y in end:
+            exit_strings.append(gamma + (end[y],))
+    return list(dict.fromkeys(into)), list(dict.fromkeys(exit_strings))
+
+
+def _cut_entries(out: Rules, cut_steps, cut_exits, cutset: set[str], start: str) -> list[str]:
+    """Cut members that something other than the cut automaton's own step targets refers to."""
+    used = {start} & cutset
+    strings = [rhs for alts in out.values() for rhs in alts]
+    strings += [st for a in cut_steps for st, _c in cut_steps[a]] + [e for a in cut_exits for e in cut_exits[a]]
+    for rhs in strings:
+        used.update(s for s in rhs if s in cutset)
+    return sorted(used)
+
+
+def _entries(rules: Rules, members: set[str], start: str) -> list[str]:
+    """SCC members used other than as the last symbol of a member's rule (they keep their name)."""
+    used = {start} & members
+    for a, alts in rules.items():
+        for rhs in alts:
+            stop = len(rhs) - 1 if a in members else len(rhs)
+            used.update(s for s in rhs[:stop] if s in members)
+    return sorted(used)
+
+
+def _left_linearize(cut: list[str], entries: list[str], steps, exits, taken: set[str]) -> Rules:
+    """Rules for the cut entries and their path nonterminals Q[A,B] (unit steps closed over first).
+    (A subset construction over the targets was tried: it gave more LR conflicts, not fewer.)"""
+    steps, exits = _close_units(cut, steps, exits)
+    out: Rules = {}
+    for a in entries:
+        reach = _reachable_members(steps, a)
+        q = {b: fresh_name(f"{a}__rec" if b == a else f"{a}__to_{b}", taken) for b in reach}
+        out[a] = list(exits[a]) + [(q[b],) + e for b in reach for e in exits[b]]
+        for b in reach:
+            out[q[b]] = [st for st, c in steps[a] if c == b]
+        for c in reach:
+            for st, b in steps[c]:
+                out[q[b]].append((q[c],) + st)
+    return out
+
+
+def _close_units(cut: list[str], steps, exits):
+    """A member gets the steps and exits of every member it reaches by empty steps (these form
+    no cycle: unit cycles were rejected); empty steps are dropped."""
+    closed_steps, closed_exits = {}, {}
+    for a in cut:
+        seen, todo, order = {a}, [a], []
+        while todo:
+            x = todo.pop()
+            order.append(x)
+            for st, b in steps[x]:
+                if not st and b not in seen:
+                    seen.add(b)
+                    todo.append(b)
+        closed_steps[a] = list(dict.fromkeys(s for x in order for s in steps[x] if s[0]))
+        closed_exits[a] = list(dict.fromkeys(e for x in order for e in exits[x]))
+    return closed_steps, closed_exits
+
+
+def _reachable_members(steps, a: str) -> list[str]:
+    """Members reachable from `a` by one or more steps, in discovery order."""
+    seen: dict[str, None] = {}
+    todo = [b for _g, b in steps[a]]
+    while todo:
+        b = todo.pop(0)
+        if b not in seen:
+            seen[b] = None
+            todo.extend(c for _g, c in steps[b])
+    return list(seen)
+
+
+def _feedback_set(rules: Rules, scc: list[str]) -> list[str]:
+    """A small set of members that meets every rightmost cycle of the SCC (greedy: repeatedly the
+    member with the largest in-degree x out-degree inside a remaining cyclic SCC, ties by name)."""
+    members = set(scc)
+    edges = {a: {rhs[-1] for rhs in rules[a] if rhs[-1] in members} for a in scc}
+    cut = sorted(a for a in scc if a in edges[a])          # self-loops
+    while True:
+        rest = {a: edges[a] - set(cut) for a in scc if a not in cut}
+        sccs = cyclic_sccs(rest)
+        if not sccs:
+            return sorted(cut)
+        for comp in sccs:
+            inside = set(comp)
+            indeg = {a: sum(a in rest[b] for b in comp) for a in comp}
+            cut.append(max(comp, key=lambda a: (indeg[a] * len(rest[a] & inside), a)))
+
+
+def _dag_order(steps, scc: list[str], cut: set[str]) -> list[str]:
+    """Members such that each comes after the non-cut members it steps to (sinks first)."""
+    deps = {a: sorted({b for _g, b in steps[a] if b not in cut}) for a in scc}
+    order: list[str] = []
+    done: set[str] = set()
+    for root in scc:
+        stack = [(root, iter(deps[root]))]
+        while stack:
+            a, it = stack[-1]
+            if a in done:
+                stack.pop()
+                continue
+            b = next(it, None)
+            if b is None:
+                done.add(a)
+                order.append(a)
+                stack.pop()
+            elif b not in done:
+                stack.append((b, iter(deps[b])))
+    return order
+
+
+def _guard_size(rules: Rules, max_symbols: int, names: list[str]) -> None:
+    if sum(len(rhs) for alts in rules.values() for rhs in alts) > max_symbols:
+        raise _limit(max_symbols, names)
+
+
+def _limit(max_symbols: int, names: list[str]) -> LimitExceeded:
+    shown = ", ".join(names[:10]) + (", ..." if len(names) > 10 else "")
+    return LimitExceeded("max_normalized_symbols", max_symbols,
+                         f"normalize (right recursion in rules {shown})",
+                         "raise the limit, or write these rules left-recursively")
+
+
+def _split_long_rules(rules: Rules, max_rhs: int, log: list[str]) -> Rules:
+    """A -> X1 .. Xn (n > max_rhs) becomes A -> P Xk+1 .. Xn with P -> X1 .. Xk, left-nested and
+    shared between rules with the same prefix. P never ends a rule, so no rightmost cycle appears."""
+    taken = set(rules)
+    prefixes: dict[tuple[Sym, ...], str] = {}
+    out: Rules = {a: [] for a in rules}
+    n_split = 0
+
+    def shorten(rhs: tuple[Sym, ...], owner: str) -> tuple[Sym, ...]:
+        if len(rhs) <= max_rhs:
+            return rhs
+        head, tail = rhs[:-(max_rhs - 1)], rhs[-(max_rhs - 1):]
+        if head not in prefixes:
+            name = fresh_name(f"{owner}__pre", taken)
+            prefixes[head] = name
+            out[name] = [shorten(head, owner)]
+        return (prefixes[head],) + tail
+
+    for a, alts in list(rules.items()):
+        for rhs in alts:
+            n_split += len(rhs) > max_rhs
+            out[a].append(shorten(rhs, a))
+    if n_split:
+        log.append(f"split {n_split} right-hand sides longer than {max_rhs} "
+                   f"({len(prefixes)} shared prefix nonterminals)")
+    return out
+
+
+# ---------------------------------------------------------------- grammar graphs and sets
+
+def from_cfg(cfg: CFG) -> tuple[Rules, str]:
+    rules: Rules = {name: [] for name in cfg.nonterminal_names}
+    for r in cfg.rules:
+        rhs = tuple(s if cfg.is_terminal(s) else cfg.name(s) for s in r.rhs)
+        rules[cfg.name(r.lhs)].append(rhs)
+    return rules, cfg.name(cfg.start)
+
+
+def to_cfg(rules: Rules, start: str, terminal_names: tuple[str, ...]) -> CFG:
+    """Nonterminal ids in name order; rules grouped by lhs in that order, duplicates dropped."""
+    names = tuple(sorted(rules))
+    ids = {name: len(terminal_names) + i for i, name in enumerate(names)}
+    out: dict[Rule, None] = {}
+    for name in names:
+        for rhs in rules[name]:
+            out.setdefault(Rule(ids[name], tuple(ids[s] if isinstance(s, str) else s for s in rhs)), None)
+    return CFG(terminal_names, names, tuple(out), ids[start])
+
+
+def productive_set(rules: Rules) -> set[str]:
+    return _fixpoint(rules, lambda rhs, done: all(not isinstance(s, str) or s in done for s in rhs))
+
+
+def nullable_set(rules: Rules) -> set[str]:
+    return _fixpoint(rules, lambda rhs, done: all(isinstance(s, str) and s in done for s in rhs))
+
+
+def _fixpoint(rules: Rules, derives) -> set[str]:
+    done: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for a, alts in rules.items():
+            if a not in done and any(derives(rhs, done) for rhs in alts):
+                done.add(a)
+                changed = True
+    return done
+
+
+def reachable_set(rules: Rules, start: str) -> set[str]:
+    seen, todo = {start}, [start]
+    while todo:
+        for rhs in rules.get(todo.pop(), ()):
+            for s in rhs:
+                if isinstance(s, str) and s not in seen:
+                    seen.add(s)
+                    todo.append(s)
+    return seen
+
+
+MAX_EPSILON_VARIANTS = 1 << 12
+
+
+def drop_nullable_variants(rhs: tuple[Sym, ...], nullable: set[str]) -> list[tuple[Sym, ...]]:
+    """All copies of `rhs` with any subset of its nullable occurrences removed (rhs itself first)."""
+    k = sum(isinstance(s, str) and s in nullable for s in rhs)
+    if 1 << k > MAX_EPSILON_VARIANTS:
+        raise LimitExceeded("max_epsilon_variants", MAX_EPSILON_VARIANTS,
+                            f"normalize (a rule with {k} nullable symbols: {rhs!r})",
+                            "wrap the optional parts of this rule in fewer optional groups")
+    variants: list[tuple[Sym, ...]] = [()]
+    for s in rhs:
+        if isinstance(s, str) and s in nullable:
+            variants = [v + (s,) for v in variants] + variants
+        else:
+            variants = [v + (s,) for v in variants]
+    return variants
+
+
+def find_cycle(edges: dict) -> list | None:
+    """A cycle [a, b, ..., a] in a directed graph (iterative DFS, sorted order), or None."""
+    state: dict = {}                         # 1 = on the DFS stack, 2 = finished
+    for root in sorted(edges, key=str):
+        if root in state:
+            continue
+        path, iters = [root], [iter(sorted(edges.get(root, ()), key=str))]
+        state[root] = 1
+        while path:
+            nxt = next(iters[-1], None)
+            if nxt is None:
+                state[path.pop()] = 2
+                iters.pop()
+            elif state.get(nxt) == 1:
+                return path[path.index(nxt):] + [nxt]
+            elif nxt not in state:
+                state[nxt] = 1
+                path.append(nxt)
+                iters.append(iter(sorted(edges.get(nxt, ()), key=str)))
+    return None
+
+
+def rightmost_edges(rules: Rules) -> dict[str, set[str]]:
+    return {a: {rhs[-1] for rhs in alts if isinstance(rhs[-1], str)} for a, alts in rules.items()}
+
+
+def rightmost_cyclic_sccs(rules: Rules) -> list[list[str]]:
+    return cyclic_sccs(rightmost_edges(rules))
+
+
+def cyclic_sccs(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components that contain a cycle (Tarjan's algorithm, iterative), each
+    sorted, in order of their smallest name."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    sccs: list[list[str]] = []
+    for root in sorted(edges):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(edges[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            v, it = work[-1]
+            w = next(it, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(sorted(edges.get(w, ())))))
+                elif w in on_stack:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                scc = []
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    scc.append(w)
+                    if w == v:
+                        break
+                if len(scc) > 1 or v in edges.get(v, ()):
+                    sccs.append(sorted(scc))
+    return sorted(sccs)
+
+
+def fresh_name(base: str, taken: set[str]) -> str:
+    name, n = base, 1
+    while name in taken:
+        n += 1
+        name = f"{base}{n}"
+    taken.add(name)
+    return name
+
+
+def rules_by_name(cfg: CFG) -> dict[str, list[tuple[str, ...]]]:
+    """Readable view for `inspect` and tests: lhs name -> right-hand sides as names."""
+    out: dict[str, list[tuple[str, ...]]] = {}
+    for r in cfg.rules:
+        out.setdefault(cfg.name(r.lhs), []).append(tuple(cfg.name(s) for s in r.rhs))
+    return out
+
+
+__all__ = ["DEFAULT_MAX_RHS", "DEFAULT_MAX_SYMBOLS", "NormalizedGrammar", "check_normalized", "normalize",
+           "rules_by_name"]

@@ -1,0 +1,242 @@
+"""glrmask_cli.parser.normalize: language preservation judged by lark's Earley parser.
+
+Random small grammars (hypothesis) are compared on every string up to a length and on generated
+sentences of both grammars; real grammars on generated sentences and their one-edit mutations.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import os
+import random
+import re
+import subprocess
+from pathlib import Path
+
+import lark
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from glrmask_cli.errors import LimitExceeded, NormalizationError
+from glrmask_cli.grammar import load_grammar, load_grammar_text
+from glrmask_cli.parser.cfg import CFG, Rule, build_cfg
+from glrmask_cli.parser.normalize import check_normalized, normalize, rules_by_name
+from tests.support.lark_judge import EarleyJudge, mutations, random_sentence
+
+ROOT = Path(__file__).resolve().parents[3]
+LARK_GRAMMARS = Path(lark.__file__).parent / "grammars"
+SHARED = ROOT.parent / "shared"
+MAX_SENTENCE = 12
+
+
+def _all_strings(n_terminals: int, max_len: int):
+    for n in range(max_len + 1):
+        yield from itertools.product(range(n_terminals), repeat=n)
+
+
+def _verdicts(judge: EarleyJudge, strings) -> dict[tuple[int, ...], bool]:
+    return {s: judge.accepts_terminals(s) for s in strings}
+
+
+def _assert_same_language(cfg: CFG, strings) -> None:
+    """normalize(cfg) + accepts_empty accepts exactly what cfg accepts, on `strings` and on
+    sentences generated from either grammar."""
+    result = normalize(cfg)
+    check_normalized(result.cfg)
+    original, normalized = EarleyJudge.from_cfg(cfg), EarleyJudge.from_cfg(result.cfg)
+    rng = random.Random(0)
+    pool = set(strings)
+    for grammar in (cfg, result.cfg):
+        for _ in range(20):
+            s = random_sentence(grammar, rng)
+            if s is not None and len(s) <= MAX_SENTENCE:  # Earley is slow on long, very ambiguous input
+                pool.add(s)
+                pool.update(mutations(s, list(range(cfg.n_terminals - 1)), rng, 2))
+    expected = _verdicts(original, pool)
+    got = {s: (result.accepts_empty if s == () else normalized.accepts_terminals(s)) for s in pool}
+    diff = sorted((s for s in pool if expected[s] != got[s]), key=len)
+    assert not diff, (f"first difference {diff[0]}: original {expected[diff[0]]}\n"
+                      f"{rules_by_name(cfg)}\n-> {rules_by_name(result.cfg)}")
+
+
+# ---------------------------------------------------------------- random grammars
+
+@st.composite
+def small_cfgs(draw) -> CFG:
+    n_t = draw(st.integers(1, 3))
+    n_n = draw(st.integers(1, 4))
+    symbols = list(range(n_t)) + [n_t + 1 + i for i in range(n_n)]
+    nt = st.integers(n_t + 1, n_t + n_n)
+    rhs = st.lists(st.sampled_from(symbols), max_size=4).map(tuple)
+    rules = draw(st.lists(st.builds(Rule, nt, rhs), min_size=1, max_size=9, unique=True))
+    return CFG(tuple("ABC"[:n_t]) + ("$END",), tuple(f"n{i}" for i in range(n_n)), tuple(rules), n_t + 1)
+
+
+def _nullable(cfg: CFG) -> set[int]:
+    out: set[int] = set()
+    while True:
+        new = {r.lhs for r in cfg.rules if all(s in out for s in r.rhs)} - out
+        if not new:
+            return out
+        out |= new
+
+
+def _check_cycle_claim(cfg: CFG, message: str) -> None:
+    """The cycle named in the error exists: each step A => B is A -> x B y with x, y nullable."""
+    names = re.search(r"cyclic \(([^)]*)\)", message).group(1).split(" => ")
+    ids = {cfg.name(s): s for s in range(cfg.n_terminals, cfg.n_terminals + len(cfg.nonterminal_names))}
+    nullable = _nullable(cfg)
+    for a, b in zip(names, names[1:]):
+        assert any(r.lhs == ids[a] and ids[b] in r.rhs and
+                   all(s in nullable for i, s in enumerate(r.rhs) if i != r.rhs.index(ids[b]) or
+                       s != ids[b]) for r in cfg.rules), (a, b, message)
+
+
+@settings(suppress_health_check=[HealthCheck.too_slow],
+          max_examples=int(os.environ.get("GLRMASK_TEST_EXAMPLES", "100")) // 4)
+@given(small_cfgs())
+def test_random_grammars_keep_their_language(cfg):
+    max_len = {1: 7, 2: 5, 3: 4}[cfg.n_terminals - 1]
+    strings = list(_all_strings(cfg.n_terminals - 1, max_len))
+    try:
+        _assert_same_language(cfg, strings)
+    except NormalizationError as e:
+        judge = EarleyJudge.from_cfg(cfg)
+        accepted = [s for s in strings if judge.accepts_terminals(s)]
+        if "language is empty" in str(e):
+            assert accepted == []
+        elif "only the empty string" in str(e):
+            assert accepted == [()]
+        else:
+            assert "cyclic" in str(e), str(e)
+            _check_cycle_claim(cfg, str(e))
+
+
+# ---------------------------------------------------------------- hand-made cases
+
+def _cfg(text: str, start: str | None = None) -> CFG:
+    return build_cfg(load_grammar_text(text, start=start))
+
+
+@pytest.mark.parametrize("text", [
+    'e: e "+" e | e "*" e | "(" e ")" | "1"',                            # ambiguous, right recursive
+    'e: "-" e | "1" | e "!"',                                            # prefix and postfix
+    'start: a\na: "x" b | "y"\nb: "z" a | "w" a "v"',                      # indirect right recursion
+    'start: "x"* "y"? start?',                                           # nullable, hidden recursion
+    'start: a b\na: "x"? a? "y"\nb: b? "z"?',                              # hidden left + right recursion
+    'start: "a" "b" "c" "d" "e" "f" "g" "h" "i" | "a" "b" "c" "d" "x"',  # long rules, shared prefix
+])
+def test_hand_made_grammars_keep_their_language(text):
+    cfg = _cfg(text, start=text.split(":")[0])
+    strings = list(_all_strings(min(cfg.n_terminals - 1, 4), 4))
+    _assert_same_language(cfg, strings)
+
+
+def test_normalized_invariant_and_rhs_bound():
+    result = normalize(_cfg('start: "a" start | "b" "c" "d" "e" "f" "g" start | "h"'), max_rhs=3)
+    assert all(0 < len(r.rhs) <= 3 for r in result.cfg.rules)
+    assert any("right recursion" in line for line in result.rewrites)
+    assert any("split" in line for line in result.rewrites)
+
+
+def test_accepts_empty():
+    assert normalize(_cfg('start: "a"*')).accepts_empty
+    assert not normalize(_cfg('start: "a"+')).accepts_empty
+
+
+def test_cyclic_grammar_names_the_cycle():
+    with pytest.raises(NormalizationError, match=r"cyclic \(a => b => a\)"):
+        normalize(_cfg('start: a\na: b | "x"\nb: a "y"?'))
+
+
+def test_self_loop_through_nullable_is_dropped_and_logged():
+    result = normalize(_cfg('start: x\nx: "a" | x ","? | x "b"'))
+    assert any("A -> A" in line and "x" in line for line in result.rewrites)
+
+
+def test_empty_language_is_an_error():
+    with pytest.raises(NormalizationError, match="language is empty"):
+        normalize(_cfg('start: "a" start'))
+    with pytest.raises(NormalizationError, match="only the empty string"):
+        normalize(_cfg("start: a?\na: a"))
+
+
+def test_size_limit_names_the_rules():
+    with pytest.raises(LimitExceeded, match=r"right recursion in rules e\): limit max_normalized_symbols=10 exceeded"):
+        normalize(_cfg('e: e "+" e | e "*" e | "(" e ")" | "1"', start="e"), max_symbols=10)
+
+
+def test_check_normalized_rejects_what_it_must():
+    right = _cfg('start: "a" start | "b"')
+    with pytest.raises(NormalizationError, match="rightmost-symbol cycle start -> start"):
+        check_normalized(right)
+    with pytest.raises(NormalizationError, match="epsilon"):
+        check_normalized(_cfg('start: "a" | '))
+    check_normalized(normalize(right).cfg)
+
+
+def test_deterministic():
+    cfg = _cfg('e: e "+" e | "-" e | t\nt: "x" | "(" e ")" t', start="e")
+    assert normalize(cfg) == normalize(cfg)
+
+
+# ---------------------------------------------------------------- real grammars
+
+def _sympy_latex() -> Path:
+    """sympy's latex.lark: in this interpreter, or in the system python3 (sympy is not a dependency)."""
+    spec = importlib.util.find_spec("sympy")
+    if spec and spec.origin:
+        return Path(spec.origin).parent / LATEX
+    try:
+        out = subprocess.run(["python3", "-c", "import sympy; print(sympy.__file__)"], capture_output=True,
+                             text=True, timeout=60)
+        return Path(out.stdout.strip()).parent / LATEX
+    except (OSError, subprocess.SubprocessError):
+        return Path("/nonexistent") / LATEX
+
+
+LATEX = "parsing/latex/lark/grammar/latex.lark"
+
+
+def _real_grammars():
+    yield "json", ROOT / "grammars" / "json.lark", None
+    yield "lark", LARK_GRAMMARS / "lark.lark", None
+    yield "python-eval", LARK_GRAMMARS / "python.lark", "eval_input"
+    yield "latex", _sympy_latex(), "latex_string"
+    corpus = SHARED / "corpora" / "grammars" / "lark-1.3.1-sdist"
+    for name in ["verilog.lark", "template_lark.lark", "composition/json.lark", "composition/storage.lark"]:
+        yield name, corpus / name, None
+
+
+REAL = list(_real_grammars())
+
+
+# Earley needs ~0.05 s per token on the normalized latex grammar: latex runs in the slow suite only.
+@pytest.mark.parametrize("label,path,start", [r for r in REAL if r[0] != "latex"],
+                         ids=[r[0] for r in REAL if r[0] != "latex"])
+def test_real_grammars_keep_their_language(label, path, start):
+    _check_real_grammar(path, start, budget=8, n_sentences=12)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("label,path,start", REAL, ids=[r[0] for r in REAL])
+def test_real_grammars_keep_their_language_long_sentences(label, path, start):
+    _check_real_grammar(path, start, budget=30 if label != "latex" else 12, n_sentences=40 if label != "latex" else 8)
+
+
+def _check_real_grammar(path: Path, start: str | None, budget: int, n_sentences: int) -> None:
+    if not path.exists():
+        pytest.skip(f"{path} not found (needs ../shared/corpora or sympy)")
+    cfg = build_cfg(load_grammar(path, start=start))
+    result = normalize(cfg)
+    original, normalized = EarleyJudge.from_cfg(cfg), EarleyJudge.from_cfg(result.cfg)
+    rng = random.Random(1)
+    terminals = list(range(cfg.n_terminals - 1))
+    sentences = {random_sentence(grammar, rng, budget) for grammar in (cfg, result.cfg) for _ in range(n_sentences)}
+    pool = sentences | {m for s in sentences for m in mutations(s, terminals, rng, 3)}
+    pool.discard(())
+    checked = {s: original.accepts_terminals(s) for s in pool}
+    assert all(checked[s] for s in sentences if s)
+    assert {s: normalized.accepts_terminals(s) for s in pool} == checked
