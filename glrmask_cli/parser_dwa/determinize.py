@@ -18,7 +18,7 @@ from glrmask_cli.parser.stack_effects import ANY
 from glrmask_cli.parser_dwa.read_nfa import ReadNFA
 
 NO_STATE = -1
-MAX_DWA_STATES = 2_000_000
+MAX_DWA_STATES = 500_000
 
 
 @dataclass(frozen=True)
@@ -62,8 +62,11 @@ def determinize(nfa: ReadNFA) -> ParserDWA:
     while head < len(keys):
         members, cumulative = keys[head]
         head += 1
-        labels = sorted({label for m in members for label in nfa.reads[m] if label != ANY})
-        any_targets = [t for m in members for t in nfa.reads[m].get(ANY, ())]
+        buckets: dict[int, list[int]] = {}
+        for m in members:
+            for label, targets in nfa.reads[m].items():
+                buckets.setdefault(label, []).extend(targets)
+        any_targets = buckets.pop(ANY, [])
 
         def target(nodes: list[int]) -> int:
             if not nodes:
@@ -79,8 +82,8 @@ def determinize(nfa: ReadNFA) -> ParserDWA:
             return state
 
         out = {}
-        for label in labels:
-            out[label] = target(any_targets + [t for m in members for t in nfa.reads[m].get(label, ())])
+        for label in sorted(buckets):
+            out[label] = target(any_targets + buckets[label])
         edges.append(out)
         default.append(target(any_targets))
     return minimize(edges, default, [acc for _, acc in keys])

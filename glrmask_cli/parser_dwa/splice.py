@@ -86,25 +86,32 @@ class _Splicer:
             return
         by_top = self.roots_by_top[terminal]
         for graph_node in by_top.get(written[-1], ()) + by_top.get(ANY, ()):
-            self.walk_written(source, written, terminal, graph_node, 1, continuation)
+            self.walk_written(source, written, terminal, graph_node, continuation)
 
-    def walk_written(self, source: int, written: Written, terminal: int, graph_node: int, matched: int,
+    def walk_written(self, source: int, written: Written, terminal: int, root: int,
                      continuation: tuple[str, int]) -> None:
-        """Follow the effect graph while its reads cancel against written states (`matched` of them)."""
+        """Follow the effect graph while its reads cancel against the written states. A graph node is
+        visited once per number of written states matched (the graph shares nodes between paths)."""
         graph = self.graphs[terminal]
-        keep = written[:len(written) - matched + 1]      # the deepest read state stays on the stack
-        for writes in graph.finals[graph_node]:
-            self.nfa.add_epsilon(source, self.target(continuation, keep + writes))
-        for labels, next_node in graph.edges[graph_node]:
-            inside = min(len(labels), len(written) - matched)
-            if any(label != ANY and label != written[len(written) - matched - 1 - i]
-                   for i, label in enumerate(labels[:inside])):
+        todo, seen = [(root, 1)], set()
+        while todo:
+            graph_node, matched = todo.pop()
+            if (graph_node, matched) in seen:
                 continue
-            if inside == len(labels):
-                self.walk_written(source, written, terminal, next_node, matched + inside, continuation)
-            else:
-                rest = labels[inside:]
-                self.nfa.connect(source, rest, self.node(("mid", terminal, next_node, rest[-1], continuation)))
+            seen.add((graph_node, matched))
+            keep = written[:len(written) - matched + 1]      # the deepest read state stays on the stack
+            for writes in graph.finals[graph_node]:
+                self.nfa.add_epsilon(source, self.target(continuation, keep + writes))
+            for labels, next_node in graph.edges[graph_node]:
+                inside = min(len(labels), len(written) - matched)
+                if any(label != ANY and label != written[len(written) - matched - 1 - i]
+                       for i, label in enumerate(labels[:inside])):
+                    continue
+                if inside == len(labels):
+                    todo.append((next_node, matched + inside))
+                else:
+                    rest = labels[inside:]
+                    self.nfa.connect(source, rest, self.node(("mid", terminal, next_node, rest[-1], continuation)))
 
     def expand_mid(self, key: tuple, source: int) -> None:
         _, terminal, graph_node, last, continuation = key
