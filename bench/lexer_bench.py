@@ -8,33 +8,19 @@ Terminals come straight from lark's loader, so grammars with %declare (python.la
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import tarfile
-import tempfile
 import time
 from pathlib import Path
 
 import lark
+
+from bench.workloads import syncode_sql_grammar
 from lark.load_grammar import load_grammar
 
 from glrmask_cli.grammar import TerminalSpec
 from glrmask_cli.lexer import build_lexer
 
 REPO = Path(__file__).resolve().parent.parent
-SQL = REPO / ".cache" / "bench" / "grammars" / "syncode-0.4.16" / "sql.lark"
 LARK_GRAMMARS = Path(lark.__file__).parent / "grammars"
-
-
-def _fetch_sql() -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "-q",
-                        "-d", tmp, "syncode==0.4.16"], check=True)
-        with tarfile.open(Path(tmp) / "syncode-0.4.16.tar.gz") as tar:
-            data = tar.extractfile("syncode-0.4.16/syncode/parsers/grammars/sql.lark").read()
-    SQL.parent.mkdir(parents=True, exist_ok=True)
-    SQL.write_bytes(data)
 
 
 def terminal_specs(path: Path) -> tuple[list[TerminalSpec], list[str]]:
@@ -50,9 +36,7 @@ def terminal_specs(path: Path) -> tuple[list[TerminalSpec], list[str]]:
 
 
 def run() -> dict:
-    if not SQL.exists():
-        _fetch_sql()
-    grammars = {"json": REPO / "grammars" / "json.lark", "python": LARK_GRAMMARS / "python.lark", "sql": SQL}
+    grammars = {"json": REPO / "grammars" / "json.lark", "python": LARK_GRAMMARS / "python.lark", "sql": syncode_sql_grammar()}
     results = {}
     for name, path in grammars.items():
         specs, ignore = terminal_specs(path)

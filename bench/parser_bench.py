@@ -8,14 +8,12 @@ Spider queries and the largest circuitgraph netlist (../shared/corpora; skipped 
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import tarfile
-import tempfile
 import time
 from pathlib import Path
 
 import lark
+
+from bench.workloads import syncode_sql_grammar
 
 from glrmask_cli.check import load_checker
 from glrmask_cli.errors import LimitExceeded
@@ -27,20 +25,7 @@ from glrmask_cli.parser.stack_effects import build_effect_graphs, build_stack_ef
 
 REPO = Path(__file__).resolve().parent.parent
 CORPORA = REPO.parent / "shared" / "corpora"
-SQL = REPO / ".cache" / "bench" / "grammars" / "syncode-0.4.16" / "sql.lark"
 PYTHON = Path(lark.__file__).parent / "grammars" / "python.lark"
-
-
-def _sql_grammar() -> Path:
-    if not SQL.exists():
-        with tempfile.TemporaryDirectory() as tmp:
-            subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "-q",
-                            "-d", tmp, "syncode==0.4.16"], check=True)
-            with tarfile.open(Path(tmp) / "syncode-0.4.16.tar.gz") as tar:
-                data = tar.extractfile("syncode-0.4.16/syncode/parsers/grammars/sql.lark").read()
-        SQL.parent.mkdir(parents=True, exist_ok=True)
-        SQL.write_bytes(data)
-    return SQL
 
 
 def _tables(path: Path, start: str | None = None, effects: bool = True) -> dict:
@@ -91,7 +76,7 @@ def run() -> dict:
     results: dict = {"tables": {}, "throughput": {}}
     json_grammar = REPO / "grammars" / "json.lark"
     results["tables"]["json"] = _tables(json_grammar)
-    results["tables"]["sql"] = _tables(_sql_grammar())
+    results["tables"]["sql"] = _tables(syncode_sql_grammar())
     # python eval_input: flat stack effects explode (see stack_effects docstring), so LR only
     results["tables"]["python_eval_input"] = _tables(PYTHON, "eval_input", effects=False)
     results["tables"]["python_eval_input"]["graph_nodes"] = sum(
@@ -101,7 +86,7 @@ def run() -> dict:
     spider = CORPORA / "sql" / "spider" / "dev_gold.tsv"
     if spider.exists():
         queries = [line.split("\t")[0].encode() for line in spider.read_text(encoding="utf-8").splitlines()]
-        results["throughput"]["spider"] = _throughput(_sql_grammar(), queries)
+        results["throughput"]["spider"] = _throughput(syncode_sql_grammar(), queries)
     netlists = CORPORA / "verilog" / "circuitgraph-netlists"
     if netlists.exists():
         largest = max(netlists.glob("*.v"), key=lambda p: p.stat().st_size)

@@ -13,6 +13,10 @@ import csv
 import functools
 import json
 import re
+import subprocess
+import sys
+import tarfile
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -23,6 +27,19 @@ from bench.tokenizers import REPO
 SHARED = REPO.parent / "shared" / "corpora"
 GRAMMAR_CACHE = REPO / ".cache" / "bench" / "grammars"
 SYNCODE_SQL = GRAMMAR_CACHE / "syncode-0.4.16" / "sql.lark"
+
+
+def syncode_sql_grammar() -> Path:
+    """syncode 0.4.16's sql.lark, read from its PyPI sdist once and cached (never imported)."""
+    if not SYNCODE_SQL.exists():
+        with tempfile.TemporaryDirectory() as tmp:
+            subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "-q",
+                            "-d", tmp, "syncode==0.4.16"], check=True)
+            with tarfile.open(Path(tmp) / "syncode-0.4.16.tar.gz") as tar:
+                data = tar.extractfile("syncode-0.4.16/syncode/parsers/grammars/sql.lark").read()
+        SYNCODE_SQL.parent.mkdir(parents=True, exist_ok=True)
+        SYNCODE_SQL.write_bytes(data)
+    return SYNCODE_SQL
 VERILOG_MAX_BYTES = 8_000
 VERILOG_COMMENT_PEER = r"/\/\*[^*]*\*+(?:[^\/*][^*]*\*+)*\//"
 # lark's common.ESCAPED_STRING without its lookbehind and lazy quantifiers (test_workloads checks equality)

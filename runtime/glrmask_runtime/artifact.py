@@ -15,8 +15,6 @@ import numpy as np
 
 from glrmask_runtime.errors import ArtifactError, TokenizerMismatch
 from glrmask_runtime.format import Container, read_container
-from glrmask_runtime.glr import GLRParser
-from glrmask_runtime.lexer import Scanner
 from glrmask_runtime.recognizer import Recognizer
 from glrmask_runtime.tables import LexerTables, LRTables
 

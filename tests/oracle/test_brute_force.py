@@ -3,7 +3,6 @@ recognizer) at sampled states: document prefixes cut at arbitrary bytes, and ran
 
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
 

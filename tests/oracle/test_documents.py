@@ -79,10 +79,14 @@ def _decodes_and_accepted(prefix: bytes) -> bool:
         return False
 
 
+def json_artifact(tokenizer: str):
+    """grammars/json.lark built for gpt2 (bundled) or the pinned cl100k_base file."""
+    return built(JSON_GRAMMAR, tokenizer if tokenizer == "gpt2" else str(tokenizer_file("cl100k_base.tiktoken")))
+
+
 @pytest.mark.parametrize("tokenizer", ["gpt2", "cl100k_base"])
 def test_json_test_suite(tokenizer):
-    spec = tokenizer if tokenizer == "gpt2" else str(tokenizer_file("cl100k_base.tiktoken"))
-    b = built(JSON_GRAMMAR, spec)
+    b = json_artifact(tokenizer)
     docs = suite_documents()
     assert len(docs) > 250
     for name, text in docs:
@@ -101,8 +105,7 @@ def maskbench_instances() -> list[tuple[str, str]]:
 
 @pytest.mark.parametrize("tokenizer", ["gpt2", "cl100k_base"])
 def test_maskbench_valid_instances(tokenizer):
-    spec = tokenizer if tokenizer == "gpt2" else str(tokenizer_file("cl100k_base.tiktoken"))
-    b = built(JSON_GRAMMAR, spec)
+    b = json_artifact(tokenizer)
     instances = maskbench_instances()
     assert len(instances) > 200
     for name, text in instances:

@@ -10,7 +10,6 @@ from lark import Lark
 
 from tests.support.brute_force import random_walk
 from tests.support.builds import JSON_GRAMMAR, LARK_GRAMMARS, built
-from tests.support.data import corpus_path
 
 
 def run_walks(b, judge: Lark, n_walks: int, seed: int, max_steps: int = 80, steer_after: int = 12):
@@ -30,13 +29,6 @@ def run_walks(b, judge: Lark, n_walks: int, seed: int, max_steps: int = 80, stee
 def test_json_walks_parse(tokenizer):
     endings = run_walks(built(JSON_GRAMMAR, tokenizer), Lark(JSON_GRAMMAR.read_text(), parser="lalr"), 60, seed=7)
     assert endings["eos"] >= 30, endings
-
-
-def test_csv_walks_parse():
-    grammar = corpus_path("grammars/lark-1.3.1-sdist/composition/csv.lark")
-    endings = run_walks(built(grammar, "small-gpt2"), Lark(grammar.read_text(), parser="earley"), 16, seed=8,
-                        max_steps=300)
-    assert endings["eos"] >= 2, endings
 
 
 def test_lark_grammar_walks_parse():

@@ -6,6 +6,7 @@ from hypothesis import strategies as st
 
 from glrmask_cli.parser.stack_effects import ANY
 from glrmask_cli.parser_dwa.determinize import NO_STATE, determinize
+from tests.unit.parser_dwa.dwa_walk import walk
 from glrmask_cli.parser_dwa.read_nfa import ReadNFA
 
 LABELS = [0, 1, 2, 3]
@@ -13,16 +14,6 @@ LABELS = [0, 1, 2, 3]
 
 def matches(prefix, stack):
     return len(prefix) <= len(stack) and all(p == ANY or p == s for p, s in zip(prefix, stack))
-
-
-def walk(dwa, stack):
-    d = 0
-    for symbol in stack:
-        nxt = dwa.edges[d].get(symbol, dwa.default[d])
-        if nxt == NO_STATE:
-            break
-        d = nxt
-    return dwa.outcomes[d]
 
 
 prefix = st.lists(st.sampled_from(LABELS + [ANY]), max_size=4).map(

@@ -8,7 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from glrmask_cli.parser.stack_effects import ANY, EffectGraph, StackEffect
-from glrmask_cli.parser_dwa.determinize import NO_STATE, determinize
+from glrmask_cli.parser_dwa.determinize import determinize
+from tests.unit.parser_dwa.dwa_walk import walk
 from glrmask_cli.parser_dwa.splice import build_read_nfa
 from glrmask_cli.terminal_dwa import FINAL_END, Outcome, TerminalDWA
 
@@ -81,16 +82,6 @@ def simulate(tdwa, outcome, by_terminal, stack):
         if stacks:
             return True
     return False
-
-
-def walk(dwa, stack):
-    d = 0
-    for symbol in stack:
-        nxt = dwa.edges[d].get(symbol, dwa.default[d])
-        if nxt == NO_STATE:
-            break
-        d = nxt
-    return dwa.outcomes[d]
 
 
 @given(effects_strategy, paths, st.lists(st.lists(st.sampled_from(LABELS), min_size=1, max_size=7), max_size=12))

@@ -1,0 +1,13 @@
+"""Test helper: walk a ParserDWA down a concrete stack (top first) and return its outcome bitset."""
+
+from glrmask_cli.parser_dwa.determinize import NO_STATE
+
+
+def walk(dwa, stack):
+    d = 0
+    for symbol in stack:
+        nxt = dwa.edges[d].get(symbol, dwa.default[d])
+        if nxt == NO_STATE:
+            break
+        d = nxt
+    return dwa.outcomes[d]
