@@ -78,7 +78,9 @@ def determinize(nfa: ReadNFA) -> ParserDWA:
                 state = index[key] = len(keys)
                 keys.append(key)
                 if len(keys) > MAX_DWA_STATES:
-                    raise LimitExceeded("max_dwa_states", MAX_DWA_STATES, "parser DWA determinization")
+                    raise LimitExceeded("max_dwa_states", MAX_DWA_STATES, "parser DWA determinization",
+                                        "the exact Parser DWA of this grammar is too large (known for deep "
+                                        "operator-precedence grammars, see docs/ARCHITECTURE.md 'Known limits')")
             return state
 
         out = {}

@@ -47,7 +47,8 @@ class _Splicer:
             found = self.index[key] = self.nfa.add_node()
             self.todo.append(key)
             if len(self.nfa.accepted) > MAX_NFA_NODES:
-                raise LimitExceeded("max_nfa_nodes", MAX_NFA_NODES, "parser DWA splice")
+                raise LimitExceeded("max_nfa_nodes", MAX_NFA_NODES, "parser DWA splice",
+                                    "too many (lexeme position, stack) combinations; see docs/ARCHITECTURE.md")
         return found
 
     def target(self, continuation: tuple[str, int], written: Written) -> int:
