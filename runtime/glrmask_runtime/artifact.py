@@ -72,8 +72,9 @@ class Artifact:
         self.recognizer = Recognizer(self.lexer, self.lr)
         self.dwa_edges, self.dwa_default = _dwa_lists(s)
         self.row_of_by_lexer_state = np.ascontiguousarray(s["dwa.row_of"].T)
-        self.eos_mask_words = _eos_words(self.eos_token_ids)
         self._bool_rows: dict[int, np.ndarray] = {}
+        _prefault(self.rows)
+        _prefault(self.row_of_by_lexer_state)
 
     def _validate_kind(self) -> None:
         if self.metadata.get("kind") != ARTIFACT_KIND:
@@ -188,6 +189,7 @@ def _dwa_lists(s) -> tuple[list[dict[int, int]], list[int]]:
     return edges, s["dwa.default"].tolist()
 
 
-def _eos_words(eos_ids: tuple[int, ...]) -> list[tuple[int, int]]:
-    """(word index, bit) of each EOS id in a row."""
-    return [(t >> 5, 1 << (t & 31)) for t in eos_ids]
+def _prefault(array: np.ndarray) -> None:
+    """Touch one word per page so that the first mask() of a rarely used row does not page-fault."""
+    flat = array.reshape(-1).view(np.uint8)
+    int(flat[::4096].sum())
