@@ -12,7 +12,7 @@ from glrmask_runtime.errors import InputRejected
 
 from tests.support.brute_force import TokenTrie, brute_force_mask
 from tests.support.builds import JSON_GRAMMAR, LARK_GRAMMARS, built
-from tests.support.data import corpus_path
+from tests.support.data import corpus_path, tokenizer_file
 
 SUITE = Path(__file__).resolve().parents[1] / "data" / "JSONTestSuite" / "test_parsing"
 
@@ -85,6 +85,12 @@ def test_small_vocabulary_many_states(grammar, documents, start):
 def test_full_gpt2_vocabulary():
     b = built(JSON_GRAMMAR, "gpt2")
     assert_masks_equal(b, sampled_states(b, json_documents(), 30, seed=2))
+
+
+def test_full_sentencepiece_vocabulary_with_identical_bytes_ids():
+    """Mistral's SentencePiece vocabulary: byte-fallback ids share bytes with pieces; all are allowed together."""
+    b = built(JSON_GRAMMAR, str(tokenizer_file("mistral-v1.model")))
+    assert_masks_equal(b, sampled_states(b, json_documents(), 60, seed=4))
 
 
 @pytest.mark.slow

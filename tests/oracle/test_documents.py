@@ -93,6 +93,15 @@ def test_json_test_suite(tokenizer):
         check_document(b, name, text)
 
 
+@pytest.mark.parametrize("filename", ["o200k_base.tiktoken.gz", "llama3.tiktoken", "qwen3.tokenizer.json",
+                                      "deepseek-v4.tokenizer.json", "mistral-v1.model"])
+def test_json_test_suite_other_tokenizers(filename):
+    """The same oracle with every other real vocabulary (tiktoken, HF tokenizer.json, SentencePiece)."""
+    b = built(JSON_GRAMMAR, str(tokenizer_file(filename)))
+    for name, text in suite_documents():
+        check_document(b, name, text)
+
+
 def maskbench_instances() -> list[tuple[str, str]]:
     folder = corpus_path("json-schema/maskbench-sample")
     out = []
