@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PYTEST := $(PY) -m pytest
 
-.PHONY: setup test test-full bench artifacts exactness clean
+.PHONY: setup test test-full bench artifacts exactness exactness-quick clean
 
 setup: $(VENV)/.installed
 
@@ -22,6 +22,12 @@ test-full: setup
 
 bench: setup
 	$(PY) -m bench
+
+exactness: setup
+	$(PY) -m tests.exactness
+
+exactness-quick: setup
+	$(PY) -m tests.exactness --quick
 
 artifacts: setup
 	$(PY) -m glrmask_cli build grammars/json.lark --tokenizer gpt2 -o artifacts/json.gpt2.glrm
