@@ -22,13 +22,13 @@ from typing import Callable
 
 from glrmask_runtime.errors import InputRejected
 from lark import Lark
-from lark.exceptions import LarkError
 
 from tests.oracle.test_brute_force import csv_documents, sampled_states
 from tests.oracle.test_documents import maskbench_instances, suite_documents
 from tests.support.brute_force import TokenTrie, brute_force_mask, random_walk
 from tests.support.builds import JSON_GRAMMAR, LARK_GRAMMARS, REPO_ROOT, built
 from tests.support.data import corpus_path, tokenizer_file
+from tests.support.lark_judge import lark_parses
 
 TOKENIZERS = ["gpt2", "cl100k_base.tiktoken", "o200k_base.tiktoken.gz", "llama3.tiktoken",
               "qwen3.tokenizer.json", "deepseek-v4.tokenizer.json", "mistral-v1.model"]
@@ -59,12 +59,7 @@ CASES = [
 ]
 
 
-def _lark_accepts(judge: Lark, text: str) -> bool:
-    try:
-        judge.parse(text)
-    except LarkError:
-        return False
-    return True
+_lark_accepts = lark_parses
 
 
 def _documents_oracle(b, judge: Lark, documents: list[tuple[str, str]], counts: dict, examples: list) -> None:

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 from lark import Lark
-from lark.exceptions import LarkError
 
 from tests.support.builds import JSON_GRAMMAR, built
 from tests.support.data import corpus_path, tokenizer_file
+from tests.support.lark_judge import lark_parses
 
 SUITE = Path(__file__).resolve().parents[1] / "data" / "JSONTestSuite" / "test_parsing"
 
@@ -27,11 +27,7 @@ def json_judge() -> Lark:
 
 
 def lark_accepts(text: str) -> bool:
-    try:
-        json_judge().parse(text)
-    except LarkError:
-        return False
-    return True
+    return lark_parses(json_judge(), text)
 
 
 def suite_documents() -> list[tuple[str, str]]:

@@ -27,6 +27,7 @@ from lark.exceptions import LarkError
 from glrmask_cli.check import Checker, load_checker
 from glrmask_cli.parser.cfg import build_cfg
 from tests.support.data import REPO_ROOT, corpus_path
+from tests.support.lark_judge import lark_parses
 
 ARCHIVES = REPO_ROOT / ".cache" / "test-data" / "archives"
 SUITE = REPO_ROOT / "tests" / "data" / "JSONTestSuite"
@@ -87,12 +88,7 @@ def checker(path: str, start: str | None = None) -> Checker:
     return load_checker(path, start)
 
 
-def lark_accepts(parser: Lark, data: bytes) -> bool:
-    try:
-        parser.parse(data.decode("utf-8"))
-    except (LarkError, UnicodeDecodeError):
-        return False
-    return True
+lark_accepts = lark_parses
 
 
 def lexeme_judge_agrees(ch: Checker, data: bytes, ours: bool) -> bool:

@@ -23,6 +23,15 @@ TERMINAL_CHARS = ("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012345678
                   + "".join(chr(0x4E00 + i) for i in range(1000)))
 
 
+def lark_parses(parser: Lark, document: str | bytes) -> bool:
+    """lark's verdict on a whole document; bytes that are not UTF-8 are rejected (lark reads text)."""
+    try:
+        parser.parse(document.decode("utf-8") if isinstance(document, bytes) else document)
+    except (LarkError, UnicodeDecodeError):
+        return False
+    return True
+
+
 def _regex_literal(t: TerminalSpec) -> str:
     body = t.pattern.replace("/", "\\/")
     if "x" not in t.flags:

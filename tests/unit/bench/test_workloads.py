@@ -7,19 +7,15 @@ import csv
 import lark
 import pytest
 
+from bench.__main__ import subset
 from bench.errors import BenchError
 from bench.workloads import SHARED, SYNCODE_SQL, inline_common_imports, workload
-from bench.__main__ import subset
+from tests.support.lark_judge import lark_parses
 
 needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/corpora absent")
 
 
-def lark_accepts(parser: lark.Lark, text: str) -> bool:
-    try:
-        parser.parse(text)
-    except lark.exceptions.LarkError:
-        return False
-    return True
+lark_accepts = lark_parses
 
 
 def test_inlined_grammar_parses_like_the_original() -> None:

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 from lark import Lark
-from lark.exceptions import LarkError
 
 from glrmask_cli.grammar import load_grammar
+from tests.support.lark_judge import lark_parses
 
 ROOT = Path(__file__).resolve().parents[3]
 GRAMMAR = ROOT / "grammars" / "json.lark"
@@ -33,11 +33,7 @@ def _parser(kind: str) -> Lark:
 
 
 def _lark_accepts(kind: str, data: bytes) -> bool:
-    try:
-        _parser(kind).parse(data.decode("utf-8"))
-    except (UnicodeDecodeError, LarkError):
-        return False
-    return True
+    return lark_parses(_parser(kind), data)
 
 
 def _python_accepts(data: bytes) -> bool:
