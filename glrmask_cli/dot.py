@@ -30,10 +30,10 @@ def _ranges(bytes_: list[int]) -> str:
 
 
 def dwa_dot(art: Artifact) -> str:
-    row_of = art.container.sections["dwa.row_of"]
+    row_of = art.row_of_by_lexer_state
     lines = ["digraph parser_dwa {", "  rankdir=LR;", "  node [shape=circle];"]
     for d, edges in enumerate(art.dwa_edges):
-        distinct = len(np.unique(row_of[d]))
+        distinct = len(np.unique(row_of[:, d]))
         lines.append(f'  d{d} [label="{d}\\n{distinct} rows"];')
         for label, target in sorted(edges.items()):
             lines.append(f'  d{d} -> d{target} [label="{label}"];')

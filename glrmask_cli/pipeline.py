@@ -123,7 +123,7 @@ def artifact_sections(c: Compiled) -> dict[str, np.ndarray]:
         "lr.action_offsets": i32(c.lr.action_offsets), "lr.actions": i32(c.lr.actions),
         "lr.goto": i32(c.lr.goto), "lr.rule_lhs": i32(c.lr.rule_lhs), "lr.rule_len": i32(c.lr.rule_len),
         "dwa.edge_offsets": offsets, "dwa.edge_labels": i32(labels), "dwa.edge_targets": i32(targets),
-        "dwa.default": i32(c.parser_dwa.default), "dwa.row_of": i32(c.rows.row_of),
+        "dwa.default": i32(c.parser_dwa.default), "dwa.row_by_lexer_state": i32(c.rows.row_of.T),
         "rows.bits": np.ascontiguousarray(c.rows.rows, dtype="<u4"),
         "vocab.token_offsets": token_offsets,
         "vocab.token_data": np.frombuffer(b"".join(c.vocab.token_bytes), dtype=np.uint8),

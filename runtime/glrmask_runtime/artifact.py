@@ -37,7 +37,7 @@ SECTIONS = {
     "dwa.edge_labels": ("<i4", 1),
     "dwa.edge_targets": ("<i4", 1),
     "dwa.default": ("<i4", 1),
-    "dwa.row_of": ("<i4", 2),
+    "dwa.row_by_lexer_state": ("<i4", 2),   # (n_lexer_states, n_dwa_states)
     "rows.bits": ("<u4", 2),
     "vocab.token_offsets": ("<i8", 1),
     "vocab.token_data": ("|u1", 1),
@@ -71,7 +71,7 @@ class Artifact:
         _validate_tables(self)
         self.recognizer = Recognizer(self.lexer, self.lr)
         self.dwa_edges, self.dwa_default = _dwa_lists(s)
-        self.row_of_by_lexer_state = np.ascontiguousarray(s["dwa.row_of"].T)
+        self.row_of_by_lexer_state = s["dwa.row_by_lexer_state"]
         self._bool_rows: dict[int, np.ndarray] = {}
         _prefault(self.rows)
         _prefault(self.row_of_by_lexer_state)
@@ -169,7 +169,8 @@ def _validate_tables(art: Artifact) -> None:
     _check(s["dwa.edge_targets"].shape == s["dwa.edge_labels"].shape, p, "DWA edge targets")
     _check(_in_range(s["dwa.edge_targets"], 0, n_dwa) and _in_range(s["dwa.default"], -1, n_dwa), p, "DWA edge target out of range")
     _check(_in_range(s["dwa.edge_labels"], 0, n_lr), p, "DWA edge label out of range")
-    _check(s["dwa.row_of"].shape == (n_dwa, n_lex) and _in_range(s["dwa.row_of"], 0, art.rows.shape[0]), p, "DWA row table")
+    row_table = s["dwa.row_by_lexer_state"]
+    _check(row_table.shape == (n_lex, n_dwa) and _in_range(row_table, 0, art.rows.shape[0]), p, "DWA row table")
     _check(art.rows.shape[1] == (art.vocab_size + 31) // 32 and art.rows.shape[0] >= 1, p, "row pool shape")
     _check(art._token_offsets.shape == (art.vocab_size + 1,)
            and _monotone(art._token_offsets, art._token_data.size), p, "token byte offsets")
