@@ -88,7 +88,7 @@ def compile_grammar(grammar_path: str | os.PathLike, *, tokenizer: str | Vocabul
     tdwa = build_terminal_dwa(lexer_build.tables, vocab.token_bytes, vocab.special_ids, vocab.eos_ids)
     _end(t, "terminal DWA")
     _stage(t, progress, "parser DWA")
-    dwa = build_parser_dwa(tdwa, lexer_build.tables, effects, lr.end_terminal)
+    dwa = build_parser_dwa(tdwa, lexer_build.tables, effects, lr)
     _end(t, "parser DWA")
     _stage(t, progress, "rows")
     rows = build_rows(dwa, tdwa)
@@ -98,11 +98,12 @@ def compile_grammar(grammar_path: str | os.PathLike, *, tokenizer: str | Vocabul
 
 
 def build_parser_dwa(tdwa: TerminalDWA, lexer: LexerTables, effects: Sequence[EffectGraph],
-                     end_terminal: int) -> ParserDWA:
+                     lr: LRTables) -> ParserDWA:
     """Splice stack effects into every outcome, then determinize and minimize."""
     term_sets = [lexer.term_set(i) for i in range(lexer.n_term_sets)]
     ignored = frozenset(int(t) for t in lexer.ignored)
-    return determinize(build_read_nfa(tdwa, term_sets, effects, ignored, end_terminal))
+    has_action = (np.diff(lr.action_offsets) > 0).reshape(lr.n_states, lr.n_terminals)
+    return determinize(build_read_nfa(tdwa, term_sets, effects, has_action, ignored, lr.end_terminal))
 
 
 def artifact_sections(c: Compiled) -> dict[str, np.ndarray]:

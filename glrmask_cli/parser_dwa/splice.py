@@ -10,12 +10,16 @@ next, so (trie node, W) is an NFA node and the old-stack reads are its labelled 
 effects come as a shared graph (parser/stack_effects.py `EffectGraph`): its reads first cancel
 against W (a mismatch kills the branch), the rest read the old stack, then its writes replace what
 was read, the deepest read state staying (DESIGN 3a, seed notes "Stack effects").
+The open lexeme's terminal is not spliced: with canonical LR(1) tables (parser/lr.py) it can be
+consumed iff the top state has an action on it, so its check reads at most the top state.
 """
 
 from __future__ import annotations
 
 import functools
 from typing import Sequence
+
+import numpy as np
 
 from glrmask_cli.errors import LimitExceeded
 from glrmask_cli.parser.stack_effects import ANY, EffectGraph
@@ -28,17 +32,19 @@ MAX_NFA_NODES = 5_000_000
 
 class _Splicer:
     """Builds the read NFA. Nodes: ("at", trie node, W) between lexemes; ("mid", terminal, effect-graph
-    node, last read, continuation) while one terminal's effect reads the old stack. A mid node depends
-    neither on W nor on where it came from, so paths that reach into the old stack share it."""
+    node, last read, trie node) while the terminal consumed at that trie node reads the old stack. A
+    mid node depends neither on W nor on which child lexeme follows (that is decided when the effect
+    ends), so paths that reach into the old stack share it."""
 
     def __init__(self, tdwa: TerminalDWA, term_sets: list[tuple[int, ...]], graphs: Sequence[EffectGraph],
-                 ignored: frozenset[int], end_terminal: int):
-        self.tdwa, self.term_sets, self.graphs = tdwa, term_sets, graphs
+                 has_action: np.ndarray, ignored: frozenset[int], end_terminal: int):
+        self.tdwa, self.term_sets, self.graphs, self.has_action = tdwa, term_sets, graphs, has_action
         self.ignored, self.end_terminal = ignored, end_terminal
         self.roots_by_top = [_roots_by_top(g) for g in graphs]
         self.nfa = ReadNFA()
         self.accept = [self.nfa.add_node(1 << o) for o in range(len(tdwa.outcomes))]
         self.index: dict[tuple, int] = {("at", 0, ()): self.nfa.start}
+        self._edges_by_first: dict[tuple[int, int], dict[int | None, list]] = {}
         self.todo: list[tuple] = [("at", 0, ())]
 
     def node(self, key: tuple) -> int:
@@ -51,10 +57,10 @@ class _Splicer:
                                     "too many (lexeme position, stack) combinations; see docs/ARCHITECTURE.md")
         return found
 
-    def target(self, continuation: tuple[str, int], written: Written) -> int:
-        """Where a terminal's effect leads: the next lexeme position, or an outcome's acceptance."""
-        kind, value = continuation
-        return self.accept[value] if kind == "accept" else self.node(("at", value, written))
+    def targets(self, trie_node: int, terminal: int, written: Written) -> list[int]:
+        """The positions reached by consuming `terminal` at `trie_node` with `written` on top: one per
+        trie child whose lexeme can be `terminal`."""
+        return [self.node(("at", child, written)) for child in self.next_nodes[(trie_node, terminal)]]
 
     def run(self) -> ReadNFA:
         while self.todo:
@@ -67,30 +73,44 @@ class _Splicer:
 
     def expand_position(self, trie_node: int, written: Written, source: int) -> None:
         for outcome_id in self.outcomes_at.get(trie_node, ()):
-            final = self.tdwa.outcomes[outcome_id].final
-            finals = (self.end_terminal,) if final == FINAL_END else self.term_sets[final]
-            for terminal in finals:
-                self.consume(source, written, terminal, ("accept", outcome_id))
-        for child in self.children.get(trie_node, ()):
-            for terminal in self.term_sets[int(self.tdwa.trie_set[child])]:
-                self.consume(source, written, terminal, ("trie", child))
+            self.check_final(source, written, outcome_id)
+        for _, terminal in self.next_nodes_of.get(trie_node, ()):
+            self.consume(source, written, terminal, trie_node)
 
-    def consume(self, source: int, written: Written, terminal: int, continuation: tuple[str, int]) -> None:
+    def check_final(self, source: int, written: Written, outcome_id: int) -> None:
+        """Accept the outcome where its open lexeme's terminal (or END) has an action on the top state."""
+        final = self.tdwa.outcomes[outcome_id].final
+        finals = (self.end_terminal,) if final == FINAL_END else self.term_sets[final]
+        accept = self.accept[outcome_id]
+        if self.ignored.intersection(finals):
+            self.nfa.add_epsilon(source, accept)
+        elif written:
+            if self.has_action[written[-1], list(finals)].any():
+                self.nfa.add_epsilon(source, accept)
+        else:
+            for top in self.tops_with_action(finals):
+                self.nfa.add_read(source, top, accept)
+
+    @functools.lru_cache(maxsize=None)
+    def tops_with_action(self, finals: tuple[int, ...]) -> tuple[int, ...]:
+        return tuple(int(p) for p in np.flatnonzero(self.has_action[:, list(finals)].any(axis=1)))
+
+    def consume(self, source: int, written: Written, terminal: int, trie_node: int) -> None:
         """Splice one terminal's effect graph in after the written states `written`."""
         if terminal in self.ignored:
-            self.nfa.add_epsilon(source, self.target(continuation, written))
+            for target in self.targets(trie_node, terminal, written):
+                self.nfa.add_epsilon(source, target)
             return
         graph = self.graphs[terminal]
         if not written:
             for top, graph_node in graph.roots:
-                self.nfa.add_read(source, top, self.node(("mid", terminal, graph_node, top, continuation)))
+                self.nfa.add_read(source, top, self.node(("mid", terminal, graph_node, top, trie_node)))
             return
         by_top = self.roots_by_top[terminal]
         for graph_node in by_top.get(written[-1], ()) + by_top.get(ANY, ()):
-            self.walk_written(source, written, terminal, graph_node, continuation)
+            self.walk_written(source, written, terminal, graph_node, trie_node)
 
-    def walk_written(self, source: int, written: Written, terminal: int, root: int,
-                     continuation: tuple[str, int]) -> None:
+    def walk_written(self, source: int, written: Written, terminal: int, root: int, trie_node: int) -> None:
         """Follow the effect graph while its reads cancel against the written states. A graph node is
         visited once per number of written states matched (the graph shares nodes between paths)."""
         graph = self.graphs[terminal]
@@ -102,35 +122,58 @@ class _Splicer:
             seen.add((graph_node, matched))
             keep = written[:len(written) - matched + 1]      # the deepest read state stays on the stack
             for writes in graph.finals[graph_node]:
-                self.nfa.add_epsilon(source, self.target(continuation, keep + writes))
-            for labels, next_node in graph.edges[graph_node]:
-                inside = min(len(labels), len(written) - matched)
-                if any(label != ANY and label != written[len(written) - matched - 1 - i]
-                       for i, label in enumerate(labels[:inside])):
+                for target in self.targets(trie_node, terminal, keep + writes):
+                    self.nfa.add_epsilon(source, target)
+            left = len(written) - matched
+            edges = graph.edges[graph_node] if not left else self.edges_from(terminal, graph_node, written[left - 1])
+            for labels, next_node in edges:
+                inside = min(len(labels), left)
+                if any(label != ANY and label != written[left - 1 - i] for i, label in enumerate(labels[:inside])):
                     continue
                 if inside == len(labels):
                     todo.append((next_node, matched + inside))
                 else:
                     rest = labels[inside:]
-                    self.nfa.connect(source, rest, self.node(("mid", terminal, next_node, rest[-1], continuation)))
+                    self.nfa.connect(source, rest, self.node(("mid", terminal, next_node, rest[-1], trie_node)))
 
     def expand_mid(self, key: tuple, source: int) -> None:
-        _, terminal, graph_node, last, continuation = key
+        _, terminal, graph_node, last, trie_node = key
         graph = self.graphs[terminal]
         if graph.finals[graph_node] and last == ANY:
             raise AssertionError("an effect must end on a concrete read (the exposed state)")
         for writes in graph.finals[graph_node]:
-            self.nfa.add_epsilon(source, self.target(continuation, (last,) + writes))
+            for target in self.targets(trie_node, terminal, (last,) + writes):
+                self.nfa.add_epsilon(source, target)
         for labels, next_node in graph.edges[graph_node]:
             new_last = labels[-1] if labels else last
-            self.nfa.connect(source, labels, self.node(("mid", terminal, next_node, new_last, continuation)))
+            self.nfa.connect(source, labels, self.node(("mid", terminal, next_node, new_last, trie_node)))
+
+    def edges_from(self, terminal: int, graph_node: int, top: int) -> list[tuple[tuple[int, ...], int]]:
+        """The graph node's edges whose first read can match `top` (no read, ANY, or `top` itself)."""
+        key = (terminal, graph_node)
+        by_first = self._edges_by_first.get(key)
+        if by_first is None:
+            by_first = self._edges_by_first[key] = {}
+            for labels, next_node in self.graphs[terminal].edges[graph_node]:
+                by_first.setdefault(labels[0] if labels else None, []).append((labels, next_node))
+        return by_first.get(None, []) + by_first.get(ANY, []) + by_first.get(top, [])
 
     @functools.cached_property
-    def children(self) -> dict[int, list[int]]:
-        children: dict[int, list[int]] = {}
-        for node in range(1, len(self.tdwa.trie_parent)):
-            children.setdefault(int(self.tdwa.trie_parent[node]), []).append(node)
-        return children
+    def next_nodes(self) -> dict[tuple[int, int], tuple[int, ...]]:
+        """(trie node, terminal) -> the children whose closed lexeme can be that terminal."""
+        found: dict[tuple[int, int], list[int]] = {}
+        for child in range(1, len(self.tdwa.trie_parent)):
+            parent = int(self.tdwa.trie_parent[child])
+            for terminal in self.term_sets[int(self.tdwa.trie_set[child])]:
+                found.setdefault((parent, terminal), []).append(child)
+        return {key: tuple(children) for key, children in found.items()}
+
+    @functools.cached_property
+    def next_nodes_of(self) -> dict[int, list[tuple[int, int]]]:
+        by_parent: dict[int, list[tuple[int, int]]] = {}
+        for key in sorted(self.next_nodes):
+            by_parent.setdefault(key[0], []).append(key)
+        return by_parent
 
     @functools.cached_property
     def outcomes_at(self) -> dict[int, list[int]]:
@@ -148,6 +191,7 @@ def _roots_by_top(graph: EffectGraph) -> dict[int, tuple[int, ...]]:
 
 
 def build_read_nfa(tdwa: TerminalDWA, term_sets: list[tuple[int, ...]], graphs: Sequence[EffectGraph],
-                   ignored: frozenset[int], end_terminal: int) -> ReadNFA:
-    """The read NFA of every outcome of the Terminal DWA (see the module docstring)."""
-    return _Splicer(tdwa, term_sets, graphs, ignored, end_terminal).run()
+                   has_action: np.ndarray, ignored: frozenset[int], end_terminal: int) -> ReadNFA:
+    """The read NFA of every outcome of the Terminal DWA (see the module docstring). `has_action[p, t]`:
+    LR state p has an action on terminal t."""
+    return _Splicer(tdwa, term_sets, graphs, has_action, ignored, end_terminal).run()

@@ -1,4 +1,5 @@
-"""LALR(1) tables with conflicts kept: lark as the judge of conflicts and of the accepted language."""
+"""Canonical LR(1) tables with conflicts kept: lark as the judge of conflicts, of LALR state counts
+(our cores) and of the accepted language; the correct-prefix property the Parser DWA relies on."""
 
 from __future__ import annotations
 
@@ -56,24 +57,56 @@ def test_language_matches_earley(name):
 
 
 @pytest.mark.parametrize("name", sorted(GRAMMARS))
-def test_conflicts_agree_with_lark_lalr(name):
+def test_reduce_reduce_conflicts_only_where_lark_lalr_has_them(name):
+    """Canonical LR(1) never has a reduce/reduce conflict that LALR(1) lacks (LALR merges states)."""
     cfg = cfg_from_text(GRAMMARS[name])
     build = build_lr(as_normalized(cfg))
     reduce_reduce = [c for c in build.conflicts
                      if sum(unpack_action(a)[0] == REDUCE for a in c.actions) > 1]
-    assert ("reduce/reduce" if reduce_reduce else "ok") == _lark_lalr_verdict(cfg)
+    if _lark_lalr_verdict(cfg) == "ok":
+        assert not reduce_reduce
     for c in build.conflicts:
         cell = build.tables.actions_of(c.lr_state, c.terminal_id).tolist()
         assert list(c.actions) == cell and len(cell) > 1
 
 
-def test_lark_state_count_matches_on_conflict_free_grammar():
-    cfg = cfg_from_text(GRAMMARS["expr"])
-    ours = build_lr_tables(as_normalized(cfg)).n_states
+def test_lr1_grammar_that_lalr_refuses_has_no_conflict():
+    cfg = cfg_from_text(GRAMMARS["lr1_not_lalr"])
+    assert _lark_lalr_verdict(cfg) == "reduce/reduce"
+    assert build_lr(as_normalized(cfg)).conflicts == ()
+
+
+@pytest.mark.parametrize("name", ["expr", "lalr_not_slr", "lists", "unit_chain"])
+def test_states_merged_by_core_are_lark_lalr_states(name):
+    cfg = cfg_from_text(GRAMMARS[name])
+    ours = build_lr(as_normalized(cfg))
     lark_parser = Lark(cfg_to_lark(cfg), parser="lalr")
     lark_states = len(lark_parser.parser.parser.parser.parse_table.states)
     # lark augments with its own `start: n<start>` rule, which adds exactly one state
-    assert ours + 1 == lark_states
+    assert len(set(ours.kernels)) + 1 == lark_states
+    assert ours.tables.n_states >= len(set(ours.kernels))
+
+
+@pytest.mark.parametrize("name", sorted(GRAMMARS))
+def test_an_action_on_the_top_state_means_the_terminal_can_be_consumed(name):
+    """The correct-prefix property: on every stack the parser reaches, a terminal is consumable iff some
+    top state has an action on it (the Parser DWA checks a token's last terminal this way)."""
+    cfg = cfg_from_text(GRAMMARS[name])
+    tables = build_lr_tables(as_normalized(cfg))
+    parser = GLRParser(tables)
+    for sentence in sentences_and_mutations(cfg, seed=3, n=40):
+        stacks = parser.initial()
+        for t in sentence + (None,):
+            for candidate in range(cfg.n_terminals - 1):
+                on_top = any(len(tables.actions_of(node.state, candidate)) for node in stacks)
+                assert bool(parser.shift(stacks, [candidate])) == on_top, (sentence, candidate)
+            on_top_end = any(len(tables.actions_of(node.state, cfg.end)) for node in stacks)
+            assert parser.accepts_end(stacks) == on_top_end
+            if t is None:
+                break
+            stacks = parser.shift(stacks, [t])
+            if not stacks:
+                break
 
 
 def test_accept_only_on_end_and_in_goto_of_start():
