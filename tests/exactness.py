@@ -7,31 +7,46 @@ Per cell (grammar, tokenizer): build the artifact, then
      scanner difference, docs/semantics.md); an invalid document that reaches EOS is `invalid_accepted`.
   2. brute force: sampled states, DWA mask vs trying every token (`mask_mismatches`).
   3. random walks: outputs ending in EOS must parse with lark (`walk_parse_failures`), `dead_ends`.
-Writes reports/exactness.json and prints a table. Usage: python -m tests.exactness [--quick]
+  4. llguidance: its packed mask at every document step vs ours (`llguidance_disagreements`, by class).
+Also `unsupported` rows: grammars `glrmask build` must refuse with a one-line message.
+Writes reports/exactness.json and prints a table. Usage: python -m tests.exactness [--quick] [--grammars a,b]
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import random
+import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
+import pytest
 from glrmask_runtime.errors import InputRejected
 from lark import Lark
 
+from bench.workloads import ESCAPED_STRING_PEER, WORKLOADS, inline_common_imports, strip_priorities
+from glrmask_cli.grammar import load_grammar_text
 from tests.oracle.test_brute_force import csv_documents, sampled_states
 from tests.oracle.test_documents import maskbench_instances, suite_documents
+from tests.oracle.test_unsupported_grammars import UNSUPPORTED, build_outcome
+from tests.support import llguidance_oracle
 from tests.support.brute_force import TokenTrie, brute_force_mask, random_walk
 from tests.support.builds import JSON_GRAMMAR, LARK_GRAMMARS, REPO_ROOT, built
-from tests.support.data import corpus_path, tokenizer_file
+from tests.support.data import CACHE_DIR, corpus_path, tokenizer_file
 from tests.support.lark_judge import lark_parses
+from tests.support.packages import poetry_grammar, sympy_latex_grammar, syncode_grammar
+from tests.support.stress import STRESS, stdlib_expressions, stress_sentences
 
 TOKENIZERS = ["gpt2", "cl100k_base.tiktoken", "o200k_base.tiktoken.gz", "llama3.tiktoken",
               "qwen3.tokenizer.json", "deepseek-v4.tokenizer.json", "mistral-v1.model"]
+LLGUIDANCE_TOKENIZERS = {"gpt2", "cl100k_base.tiktoken", "llama3.tiktoken"}
+
+
+_RENAMED_IMPORT = re.compile(r"^%import common\.(\w+)\s*->\s*(\w+)\s*$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -39,35 +54,95 @@ class GrammarCase:
     name: str
     path: Callable[[], Path]
     documents: Callable[[], list[tuple[str, str]]]
-    lark_options: dict
+    lark_options: dict                      # the grammar owner's Lark(...) options: the judge
+    start: str | None = None
+    peer_rewrites: tuple[tuple[str, str], ...] = ()     # same language, text llguidance reads
+
+    def judge(self) -> Lark:
+        return Lark.open(str(self.path()), start=self.start or "start", **self.lark_options)
+
+    def llguidance_text(self) -> str:
+        """The grammar for llguidance: common imports inlined, priorities dropped, `start` named."""
+        text = _RENAMED_IMPORT.sub(r"%import common.\1\n\2: \1", self.path().read_text())
+        text = strip_priorities(inline_common_imports(text, str(self.path())))
+        for old, new in self.peer_rewrites:
+            if old not in text:
+                raise ValueError(f"{self.name}: llguidance rewrite target {old!r} not found; has the grammar changed?")
+            text = text.replace(old, new)
+        return text + (f"\nstart: {self.start}\n" if self.start else "")
 
 
 def _files(folder: Path, pattern: str, max_bytes: int) -> list[tuple[str, str]]:
     return [(p.name, p.read_text()) for p in sorted(folder.glob(pattern)) if p.stat().st_size <= max_bytes]
 
 
+def _lines(path: Path) -> list[tuple[str, str]]:
+    return [(f"line{n}", line) for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if line]
+
+
+def _spider() -> list[tuple[str, str]]:
+    lines = corpus_path("sql/spider/dev_gold.tsv").read_text(encoding="utf-8").splitlines()
+    return [(f"spider{n}", line.split("\t")[0]) for n, line in enumerate(lines, 1)]
+
+
+def _latex_strings() -> list[tuple[str, str]]:
+    items = json.loads(corpus_path("latex/sympy_latex_strings.json").read_text())["items"]
+    return [(f"latex{i}", item["latex"]) for i, item in enumerate(items)]
+
+
+def _stress_file(name: str) -> Path:
+    path = CACHE_DIR / "stress-grammars" / f"stress-{name}.lark"
+    if not path.is_file() or path.read_text() != STRESS[name]:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(STRESS[name])
+    return path
+
+
+def _stress_documents(name: str) -> list[tuple[str, str]]:
+    spec = load_grammar_text(STRESS[name], name=name)
+    return [(f"s{i}", s.decode()) for i, s in enumerate(stress_sentences(spec, 60, seed=len(name)))]
+
+
 CASES = [
     GrammarCase("json", lambda: JSON_GRAMMAR, lambda: suite_documents() + maskbench_instances(), {"parser": "lalr"}),
     GrammarCase("lark-example-json", lambda: corpus_path("grammars/lark-1.3.1-sdist/composition/json.lark"),
-                suite_documents, {"parser": "lalr"}),
+                suite_documents, {"parser": "lalr"}, peer_rewrites=ESCAPED_STRING_PEER),
     GrammarCase("lark.lark", lambda: LARK_GRAMMARS / "lark.lark",
                 lambda: _files(LARK_GRAMMARS, "*.lark", 20_000), {"parser": "lalr"}),
     GrammarCase("verilog", lambda: corpus_path("grammars/lark-1.3.1-sdist/verilog.lark"),
                 lambda: _files(corpus_path("verilog/circuitgraph-netlists"), "*.v", 8_000), {"parser": "lalr"}),
     GrammarCase("csv", lambda: corpus_path("grammars/lark-1.3.1-sdist/composition/csv.lark"),
                 lambda: [(f"line{i}", d.decode()) for i, d in enumerate(csv_documents())], {"parser": "earley"}),
+    GrammarCase("sql", lambda: syncode_grammar("sql.lark"), lambda: _spider(), {"parser": "lalr"},
+                peer_rewrites=WORKLOADS["sql"].peer_rewrites),
+    GrammarCase("python-eval", lambda: LARK_GRAMMARS / "python.lark",
+                lambda: [(f"expr{i}", e.decode()) for i, e in enumerate(stdlib_expressions(300))],
+                {"parser": "lalr"}, start="eval_input"),
+    # poetry/core/version/requirements.py: Parser(GRAMMAR_PEP_508_CONSTRAINTS, "lalr") -> Lark.open(parser="lalr")
+    GrammarCase("pep508", lambda: poetry_grammar("pep508.lark"),
+                lambda: _lines(corpus_path("pep508/requires_dist.txt")), {"parser": "lalr"}),
+    # sympy/parsing/latex/lark/latex_parser.py: Lark.open(..., parser="earley", lexer="auto",
+    # ambiguity="explicit", start="latex_string")
+    GrammarCase("latex", sympy_latex_grammar, lambda: _latex_strings(),
+                {"parser": "earley", "lexer": "auto", "ambiguity": "explicit"}, start="latex_string"),
+    *(GrammarCase(f"stress-{name}", functools.partial(_stress_file, name), functools.partial(_stress_documents, name),
+                  {"parser": "earley"}) for name in sorted(STRESS)),
 ]
 
 
 _lark_accepts = lark_parses
 
 
-def _documents_oracle(b, judge: Lark, documents: list[tuple[str, str]], counts: dict, examples: list) -> None:
+def _documents_oracle(b, judge: Lark, documents: list[tuple[str, str]], counts: dict,
+                      examples: list) -> list[tuple[str, list[int]]]:
+    """Replay every document token by token; returns (name, token ids) for the llguidance oracle."""
+    replayed = []
     for name, text in documents:
         valid = _lark_accepts(judge, text)
         matcher = b.artifact.matcher()
         refused = None
         ids = b.vocab.encode(text)
+        replayed.append((name, ids))
         for step, token_id in enumerate(ids):
             counts["steps"] += 1
             if not matcher.mask()[token_id]:
@@ -83,30 +158,48 @@ def _documents_oracle(b, judge: Lark, documents: list[tuple[str, str]], counts: 
             except InputRejected:
                 key = "semantic_differences"
             counts[key] += 1
-            examples.append(f"{key}: {name} at token {refused}")
+            examples.append(f"{key}: {name} at token {refused}: {text[:80]!r}")
         elif not valid and complete:
             counts["invalid_accepted"] += 1
-            examples.append(f"invalid_accepted: {name}")
+            examples.append(f"invalid_accepted: {name}: {text[:80]!r}")
+    return replayed
 
 
-def run_cell(case: GrammarCase, tokenizer: str, n_states: int, n_walks: int) -> dict:
-    spec = tokenizer if tokenizer == "gpt2" else str(tokenizer_file(tokenizer))
+def _spec(tokenizer: str) -> str:
+    return tokenizer if tokenizer == "gpt2" else str(tokenizer_file(tokenizer))
+
+
+def run_cell(case: GrammarCase, tokenizer: str, n_states: int, n_walks: int, llguidance: bool = False,
+             every: int = 1) -> dict:
+    """One (grammar, tokenizer) cell: counts per oracle, a few examples; raises if the build fails.
+
+    `every` > 1 keeps every k-th document only (the sampled tier in `make test`)."""
     counts = dict(documents=0, steps=0, unsound_steps=0, valid_rejected=0, invalid_accepted=0,
                   semantic_differences=0, states=0, mask_mismatches=0, walks=0, dead_ends=0,
                   walk_parse_failures=0)
     examples: list[str] = []
     began = time.perf_counter()
-    b = built(case.path(), spec)
-    grammar_text = case.path().read_text()
-    judge = Lark(grammar_text, import_paths=[case.path().parent], **case.lark_options)
-    documents = case.documents()
-    _documents_oracle(b, judge, documents, counts, examples)
+    b = built(case.path(), _spec(tokenizer), case.start)
+    judge = case.judge()
+    documents = case.documents()[::every]
+    replayed = _documents_oracle(b, judge, documents, counts, examples)
+    _brute_force_oracle(b, documents, n_states, counts)
+    _walk_oracle(b, judge, n_walks, counts, examples)
+    cell = {"grammar": case.name, "tokenizer": tokenizer, **counts}
+    cell["llguidance"] = _llguidance_oracle(case, tokenizer, b, replayed) if llguidance else {"not_run": "disabled"}
+    return {**cell, "seconds": round(time.perf_counter() - began, 1), "examples": examples[:10]}
+
+
+def _brute_force_oracle(b, documents: list[tuple[str, str]], n_states: int, counts: dict) -> None:
     trie = TokenTrie(b.vocab.token_bytes, b.vocab.special_ids)
     for matcher in sampled_states(b, [t.encode() for _, t in documents], n_states, seed=11):
         counts["states"] += 1
         expected = brute_force_mask(b.artifact.recognizer, matcher._state, trie, b.artifact.vocab_size,
                                     b.artifact.eos_token_ids)
         counts["mask_mismatches"] += int((matcher.mask() != expected).any())
+
+
+def _walk_oracle(b, judge: Lark, n_walks: int, counts: dict, examples: list) -> None:
     rng = random.Random(12)
     for _ in range(n_walks):
         tokens, ending = random_walk(b.artifact.matcher(), rng, 60, 10, b.artifact.eos_token_ids)
@@ -115,8 +208,31 @@ def run_cell(case: GrammarCase, tokenizer: str, n_states: int, n_walks: int) -> 
         if ending == "eos" and not _lark_accepts(judge, b.vocab.decode_bytes(tokens).decode("utf-8", "replace")):
             counts["walk_parse_failures"] += 1
             examples.append(f"walk_parse_failure: {b.vocab.decode_bytes(tokens)[:80]!r}")
-    return {"grammar": case.name, "tokenizer": tokenizer, "seconds": round(time.perf_counter() - began, 1),
-            **counts, "examples": examples[:10]}
+
+
+def _llguidance_oracle(case: GrammarCase, tokenizer: str, b, replayed: list[tuple[str, list[int]]]) -> dict:
+    if tokenizer not in LLGUIDANCE_TOKENIZERS:
+        return {"not_run": f"llguidance is run on {', '.join(sorted(LLGUIDANCE_TOKENIZERS))} only"}
+    try:
+        return llguidance_oracle.compare(b, case.llguidance_text(), replayed)
+    except llguidance_oracle.NotRun as err:
+        return {"not_run": str(err)}
+    except Exception as err:
+        return {"not_run": f"{type(err).__name__}: {err}"}
+
+
+def unsupported_rows() -> list[dict]:
+    """`glrmask build` on each grammar GLRMask refuses: did it exit 1 with the expected one-line message?"""
+    rows = []
+    for case in UNSUPPORTED:
+        try:
+            outcome = build_outcome(case)
+        except pytest.skip.Exception as err:
+            rows.append({"grammar": case.name, "kind": "unsupported", "skipped": str(err)})
+            continue
+        rows.append({"grammar": case.name, "kind": "unsupported", "expected_error_seen": outcome.as_expected(case),
+                     "exit_code": outcome.exit_code, "message": outcome.message})
+    return rows
 
 
 COLUMNS = ["documents", "steps", "unsound_steps", "valid_rejected", "invalid_accepted", "semantic_differences",
@@ -126,31 +242,56 @@ COLUMNS = ["documents", "steps", "unsound_steps", "valid_rejected", "invalid_acc
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m tests.exactness")
     parser.add_argument("--quick", action="store_true", help="gpt2 and cl100k only, fewer states and walks")
-    parser.add_argument("--grammars", default=",".join(c.name for c in CASES))
+    parser.add_argument("--grammars", default=",".join(c.name for c in CASES),
+                        help="comma-separated cell names, or `unsupported` for the refused grammars")
+    parser.add_argument("--no-llguidance", action="store_true", help="skip oracle 4")
     args = parser.parse_args()
     tokenizers = TOKENIZERS[:2] if args.quick else TOKENIZERS
     n_states, n_walks = (10, 10) if args.quick else (40, 30)
     wanted = set(args.grammars.split(","))
+    unknown = wanted - {c.name for c in CASES} - {"unsupported"}
+    if unknown:
+        parser.error(f"unknown grammars {sorted(unknown)}; known: {', '.join(c.name for c in CASES)}, unsupported")
     cells = []
     for case in (c for c in CASES if c.name in wanted):
         for tokenizer in tokenizers:
-            try:
-                cell = run_cell(case, tokenizer, n_states, n_walks)
-            except Exception as err:   # noqa: BLE001 - a cell that cannot run is reported, not fatal
-                cell = {"grammar": case.name, "tokenizer": tokenizer, "error": f"{type(err).__name__}: {err}"}
+            cell = _run_reported(case, tokenizer, n_states, n_walks, not args.no_llguidance)
             cells.append(cell)
             print(_row(cell), flush=True)
+    if "unsupported" in wanted or args.grammars == parser.get_default("grammars"):
+        for row in unsupported_rows():
+            cells.append(row)
+            print(_row(row), flush=True)
     out = REPO_ROOT / "reports" / "exactness.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps({"cells": cells}, indent=2))
     print(f"wrote {out}")
 
 
+def _run_reported(case: GrammarCase, tokenizer: str, n_states: int, n_walks: int, llguidance: bool) -> dict:
+    """run_cell, with a cell that cannot run (missing data: skipped; a failed build: error) reported."""
+    try:
+        return run_cell(case, tokenizer, n_states, n_walks, llguidance)
+    except pytest.skip.Exception as err:
+        return {"grammar": case.name, "tokenizer": tokenizer, "skipped": str(err)}
+    except Exception as err:
+        return {"grammar": case.name, "tokenizer": tokenizer, "error": f"{type(err).__name__}: {err}"}
+
+
 def _row(cell: dict) -> str:
-    head = f"{cell['grammar']:<18} {cell['tokenizer']:<28}"
-    if "error" in cell:
-        return head + " ERROR " + cell["error"][:120]
-    return head + " " + " ".join(f"{k}={cell[k]}" for k in COLUMNS) + f" ({cell['seconds']} s)"
+    if cell.get("kind") == "unsupported":
+        seen = cell.get("expected_error_seen")
+        return (f"{cell['grammar']:<26} unsupported: " + (f"skipped {cell['skipped']}" if seen is None else
+                f"expected error seen={'yes' if seen else 'no'} exit={cell['exit_code']}: {cell['message'][:110]}"))
+    head = f"{cell['grammar']:<26} {cell['tokenizer']:<28}"
+    for key in ("skipped", "error"):
+        if key in cell:
+            return head + f" {key.upper()} " + cell[key][:120]
+    llg = cell.get("llguidance", {})
+    llg_text = (f"llguidance: not run ({llg['not_run'][:60]})" if "not_run" in llg else
+                f"llguidance_steps={llg['llguidance_steps']} llguidance_disagreements={llg['llguidance_disagreements']}"
+                f" {llg['llguidance_classes']}")
+    return head + " " + " ".join(f"{k}={cell[k]}" for k in COLUMNS) + f" {llg_text} ({cell['seconds']} s)"
 
 
 if __name__ == "__main__":

