@@ -75,7 +75,7 @@ def compile_grammar(grammar_path: str | os.PathLike, *, tokenizer: str | Vocabul
     lexer_build = build_lexer(grammar.terminals, grammar.ignore, str(grammar_path))
     _end(t, "lexer")
     _stage(t, progress, "parser")
-    normalized = normalize(build_cfg(grammar))
+    normalized = normalize(build_cfg(grammar), where=str(grammar_path))
     lr_build = build_lr(normalized)
     lr, conflicts = lr_build.tables, len(lr_build.conflicts)
     effects = build_effect_graphs(lr)

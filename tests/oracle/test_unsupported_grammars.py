@@ -47,7 +47,7 @@ UNSUPPORTED = [
                 ("python.lark:", "_INDENT"), "%declare"),
     Unsupported("empty-terminal", _written("empty_terminal.lark", EMPTY_TERMINAL), None,
                 ("empty_terminal.lark:", "NUMBER"), "empty string"),
-    Unsupported("cyclic", _written("cyclic.lark", CYCLIC), None, ("rule a", "a => b => a"), "cyclic"),
+    Unsupported("cyclic", _written("cyclic.lark", CYCLIC), None, ("cyclic.lark:", "rule a", "a => b => a"), "cyclic"),
 ]
 
 

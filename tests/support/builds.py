@@ -7,6 +7,7 @@ vocabulary (the first 4,000 tokens and an EOS) for tests that try every token at
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import tempfile
 from dataclasses import dataclass
@@ -46,6 +47,7 @@ def vocabulary(spec: str) -> Vocabulary:
 @functools.lru_cache(maxsize=None)
 def built(grammar: str | os.PathLike, tokenizer: str = "gpt2", start: str | None = None) -> Built:
     vocab = vocabulary(tokenizer)
-    out = _OUT / f"{Path(grammar).stem}-{start or 'start'}-{Path(tokenizer).name}.glrm"
+    tag = hashlib.sha256(str(Path(grammar).resolve()).encode()).hexdigest()[:8]   # same stem, other file
+    out = _OUT / f"{Path(grammar).stem}-{tag}-{start or 'start'}-{Path(tokenizer).name}.glrm"
     result = build_artifact(grammar, out, tokenizer=vocab, start=start)
     return Built(glrmask_runtime.load(out), vocab, result.compiled, out)
