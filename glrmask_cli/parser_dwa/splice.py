@@ -27,7 +27,7 @@ from glrmask_cli.parser_dwa.read_nfa import ReadNFA
 from glrmask_cli.terminal_dwa import FINAL_END, TerminalDWA
 
 Written = tuple[int, ...]
-MAX_NFA_NODES = 5_000_000
+MAX_NFA_NODES = 2_000_000   # the grammars that build need < 100k (json 8k, lark.lark and verilog 96k x cl100k)
 
 
 class _Splicer:

@@ -96,3 +96,17 @@ def test_inspect_corrupt_artifact_is_exit_1(runner, tmp_path):
     bad.write_bytes(b"not an artifact at all")
     result = runner.invoke(cli, ["inspect", str(bad)])
     assert result.exit_code == 1 and result.output.startswith("Error: ")
+
+
+@pytest.mark.slow
+def test_grammar_whose_automaton_is_too_large_is_a_one_line_limit_error(runner, tmp_path):
+    """python.lark eval_input is a known limit (docs/ARCHITECTURE.md): a clear error, no partial file."""
+    from tests.support.builds import LARK_GRAMMARS
+
+    out = tmp_path / "python.glrm"
+    result = runner.invoke(cli, ["build", str(LARK_GRAMMARS / "python.lark"), "--start", "eval_input",
+                                 "-o", str(out), "--quiet"])
+    assert result.exit_code == 1, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and "max_nfa_nodes" in lines[0] and "Traceback" not in result.output
+    assert not out.exists() and list(tmp_path.iterdir()) == []
