@@ -17,6 +17,7 @@ from glrmask_runtime.errors import InputRejected, TokenRejected
 from glrmask_runtime.recognizer import ParseState
 
 _NO_STATE = -1
+_INT32 = np.dtype(np.int32)   # native int32: a byte-swapped array is refused like any other dtype
 
 
 class Matcher:
@@ -59,7 +60,7 @@ class Matcher:
                         return _dag_rows(rows, edges, default, [(p, d) for p in parents])
                     break
                 node = parents[0]
-            return [int(rows[d])]
+            return [rows.item(d)]
         return _dag_rows(rows, edges, default, [(node, 0) for node in stacks])
 
     def fill_bitmask(self, bitmask: np.ndarray, index: int = 0) -> None:
@@ -67,7 +68,7 @@ class Matcher:
 
         Bit `v % 32` of word `v // 32` is set iff token v is allowed (the vLLM/xgrammar layout).
         """
-        if bitmask.dtype != np.int32 or bitmask.ndim != 2 or bitmask.shape[1] != self._art.rows.shape[1]:
+        if bitmask.dtype is not _INT32 or bitmask.ndim != 2 or bitmask.shape[1] != self._art.rows.shape[1]:
             raise TypeError(f"bitmask must be int32 of shape (batch, {self._art.rows.shape[1]}), "
                             f"got {bitmask.dtype} {bitmask.shape}")
         row_ids = self._row_ids()
@@ -172,10 +173,10 @@ def _dag_rows(rows, edges, default, start: list) -> list[int]:
         seen.add(key)
         nxt = edges[d].get(node.state, default[d])
         if nxt == _NO_STATE:
-            found.add(int(rows[d]))
+            found.add(rows.item(d))
             continue
         if not node.parents:
-            found.add(int(rows[nxt]))
+            found.add(rows.item(nxt))
             continue
         todo.extend((parent, nxt) for parent in node.parents)
     return sorted(found)
