@@ -2,7 +2,7 @@
 
 Input: a .lark file (+ start rule) and documents (bytes). Output: one `CheckResult` per document:
 ok, or the byte offset, line/column and a one-line reason (what came, what was expected, excerpt).
-Compile steps: grammar -> lexer -> CFG -> normalize -> LALR tables; no vocabulary is needed.
+Compile steps: grammar -> lexer -> CFG -> normalize -> LR(1) tables; no vocabulary is needed.
 """
 
 from __future__ import annotations
