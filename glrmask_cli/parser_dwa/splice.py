@@ -45,6 +45,7 @@ class _Splicer:
         self.accept = [self.nfa.add_node(1 << o) for o in range(len(tdwa.outcomes))]
         self.index: dict[tuple, int] = {("at", 0, ()): self.nfa.start}
         self._edges_by_first: dict[tuple[int, int], dict[int | None, list]] = {}
+        self._tops: dict[tuple[int, ...], tuple[int, ...]] = {}
         self.todo: list[tuple] = [("at", 0, ())]
 
     def node(self, key: tuple) -> int:
@@ -91,9 +92,13 @@ class _Splicer:
             for top in self.tops_with_action(finals):
                 self.nfa.add_read(source, top, accept)
 
-    @functools.lru_cache(maxsize=None)
     def tops_with_action(self, finals: tuple[int, ...]) -> tuple[int, ...]:
-        return tuple(int(p) for p in np.flatnonzero(self.has_action[:, list(finals)].any(axis=1)))
+        """The LR states with an action on one of `finals` (cached per set)."""
+        found = self._tops.get(finals)
+        if found is None:
+            found = self._tops[finals] = tuple(
+                int(p) for p in np.flatnonzero(self.has_action[:, list(finals)].any(axis=1)))
+        return found
 
     def consume(self, source: int, written: Written, terminal: int, trie_node: int) -> None:
         """Splice one terminal's effect graph in after the written states `written`."""
