@@ -75,7 +75,7 @@ class _Splicer:
     def expand_position(self, trie_node: int, written: Written, source: int) -> None:
         for outcome_id in self.outcomes_at.get(trie_node, ()):
             self.check_final(source, written, outcome_id)
-        for _, terminal in self.next_nodes_of.get(trie_node, ()):
+        for terminal in self.terminals_after.get(trie_node, ()):
             self.consume(source, written, terminal, trie_node)
 
     def check_final(self, source: int, written: Written, outcome_id: int) -> None:
@@ -174,11 +174,12 @@ class _Splicer:
         return {key: tuple(children) for key, children in found.items()}
 
     @functools.cached_property
-    def next_nodes_of(self) -> dict[int, list[tuple[int, int]]]:
-        by_parent: dict[int, list[tuple[int, int]]] = {}
-        for key in sorted(self.next_nodes):
-            by_parent.setdefault(key[0], []).append(key)
-        return by_parent
+    def terminals_after(self) -> dict[int, list[int]]:
+        """trie node -> the terminals its children's closed lexemes can be, sorted."""
+        found: dict[int, set[int]] = {}
+        for parent, terminal in self.next_nodes:
+            found.setdefault(parent, set()).add(terminal)
+        return {parent: sorted(terminals) for parent, terminals in found.items()}
 
     @functools.cached_property
     def outcomes_at(self) -> dict[int, list[int]]:
