@@ -79,7 +79,7 @@ def build_command(grammar, tokenizer, tokenizer_pattern, output, start, eos_toke
         progress.done()
     if not quiet:
         meta = result.compiled
-        click.echo(f"wrote {result.path}: {meta.parser_dwa.n_states} DWA states, "
+        click.echo(f"wrote {result.path}: {meta.parser_dwa.dwa.n_states} DWA states, "
                    f"{meta.rows.rows.shape[0]} rows, {meta.lexer.n_states} lexer states, "
                    f"{meta.lr.n_states} LR states, {result.size:,} bytes in {result.seconds:.2f} s")
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from glrmask_cli import __version__
 from glrmask_cli.artifact import write_artifact
+from glrmask_cli.errors import LimitExceeded
 from glrmask_cli.grammar import GrammarSpec, load_grammar
 from glrmask_cli.lexer.scanner import build_lexer
 from glrmask_cli.parser.cfg import build_cfg
@@ -25,7 +26,8 @@ from glrmask_cli.parser.normalize import NormalizedGrammar, normalize
 from glrmask_cli.parser.stack_effects import EffectGraph, build_effect_graphs, max_read_depth
 from glrmask_cli.parser_dwa.determinize import ParserDWA, determinize
 from glrmask_cli.parser_dwa.rows import RowPool, build_rows
-from glrmask_cli.parser_dwa.splice import build_read_nfa
+from glrmask_cli.parser_dwa.groups import Group, by_first_lexeme, walk_roots, whole
+from glrmask_cli.parser_dwa.splice import MAX_NFA_NODES, build_read_nfa
 from glrmask_cli.terminal_dwa import TerminalDWA, build_terminal_dwa
 from glrmask_cli.vocab.registry import load_vocabulary
 from glrmask_cli.vocab.vocabulary import Vocabulary
@@ -48,7 +50,7 @@ class Compiled:
     effects: tuple[EffectGraph, ...]
     vocab: Vocabulary
     terminal_dwa: TerminalDWA
-    parser_dwa: ParserDWA
+    parser_dwa: ParserDWABuild
     rows: RowPool
     timings: dict[str, float] = field(default_factory=dict)
 
@@ -91,25 +93,47 @@ def compile_grammar(grammar_path: str | os.PathLike, *, tokenizer: str | Vocabul
     dwa = build_parser_dwa(tdwa, lexer_build.tables, effects, lr)
     _end(t, "parser DWA")
     _stage(t, progress, "rows")
-    rows = build_rows(dwa, tdwa)
+    rows = build_rows(dwa.dwa, tdwa)
     _end(t, "rows")
     return Compiled(grammar, lexer_build.tables, tuple(lexer_build.warnings), normalized, lr, conflicts,
                     effects, vocab, tdwa, dwa, rows, t)
 
 
+WHOLE_NFA_BUDGET = 400_000   # read-NFA nodes tried for one group before splitting by first lexeme
+
+
+@dataclass(frozen=True)
+class ParserDWABuild:
+    dwa: ParserDWA
+    groups: tuple[Group, ...]
+    walk_roots: tuple[np.ndarray, np.ndarray]    # CSR: LR state -> DWA roots (groups.walk_roots)
+
+
 def build_parser_dwa(tdwa: TerminalDWA, lexer: LexerTables, effects: Sequence[EffectGraph],
-                     lr: LRTables) -> ParserDWA:
-    """Splice stack effects into every outcome, then determinize and minimize."""
+                     lr: LRTables) -> ParserDWABuild:
+    """Splice stack effects into the outcomes, then determinize and minimize: one group if its read
+    NFA stays within WHOLE_NFA_BUDGET, else one group per first closed lexeme (parser_dwa/groups.py)."""
     term_sets = [lexer.term_set(i) for i in range(lexer.n_term_sets)]
     ignored = frozenset(int(t) for t in lexer.ignored)
     has_action = (np.diff(lr.action_offsets) > 0).reshape(lr.n_states, lr.n_terminals)
-    return determinize(build_read_nfa(tdwa, term_sets, effects, has_action, ignored, lr.end_terminal))
+
+    def read_nfa(group: Group, max_nodes: int = MAX_NFA_NODES):
+        return build_read_nfa(tdwa, term_sets, effects, has_action, ignored, lr.end_terminal, group, max_nodes)
+
+    try:
+        groups = whole(tdwa)
+        dwa = determinize([read_nfa(groups[0], WHOLE_NFA_BUDGET)])
+    except LimitExceeded:
+        groups = by_first_lexeme(tdwa)
+        dwa = determinize(read_nfa(group) for group in groups)
+    return ParserDWABuild(dwa, tuple(groups), walk_roots(dwa, groups, tdwa, term_sets, ignored, has_action))
 
 
 def artifact_sections(c: Compiled) -> dict[str, np.ndarray]:
     """The arrays the runtime loads (names and dtypes: glrmask_runtime.artifact.SECTIONS)."""
     i32 = lambda a: np.ascontiguousarray(a, dtype="<i4")  # noqa: E731
-    edges = c.parser_dwa.edges
+    edges = c.parser_dwa.dwa.edges
+    root_offsets, roots = c.parser_dwa.walk_roots
     offsets = np.zeros(len(edges) + 1, dtype="<i4")
     offsets[1:] = np.cumsum([len(e) for e in edges])
     labels = [label for e in edges for label in sorted(e)]
@@ -124,7 +148,8 @@ def artifact_sections(c: Compiled) -> dict[str, np.ndarray]:
         "lr.action_offsets": i32(c.lr.action_offsets), "lr.actions": i32(c.lr.actions),
         "lr.goto": i32(c.lr.goto), "lr.rule_lhs": i32(c.lr.rule_lhs), "lr.rule_len": i32(c.lr.rule_len),
         "dwa.edge_offsets": offsets, "dwa.edge_labels": i32(labels), "dwa.edge_targets": i32(targets),
-        "dwa.default": i32(c.parser_dwa.default), "dwa.row_by_lexer_state": i32(c.rows.row_of.T),
+        "dwa.default": i32(c.parser_dwa.dwa.default), "dwa.row_by_lexer_state": i32(c.rows.row_of.T),
+        "dwa.root_offsets": i32(root_offsets), "dwa.roots": i32(roots),
         "rows.bits": np.ascontiguousarray(c.rows.rows, dtype="<u4"),
         "vocab.token_offsets": token_offsets,
         "vocab.token_data": np.frombuffer(b"".join(c.vocab.token_bytes), dtype=np.uint8),
@@ -145,8 +170,9 @@ def artifact_metadata(c: Compiled) -> dict:
         "parser": {"n_states": c.lr.n_states, "n_terminals": c.lr.n_terminals, "conflicts": c.conflicts,
                    "n_rules": int(c.lr.rule_len.shape[0]), "rewrites": list(c.normalized.rewrites),
                    "max_read_depth": max_read_depth(c.effects)},
-        "dwa": {"n_states": c.parser_dwa.n_states, "n_transitions": c.parser_dwa.n_transitions,
-                "depth": c.parser_dwa.depth(), "n_outcomes": len(c.terminal_dwa.outcomes),
+        "dwa": {"n_states": c.parser_dwa.dwa.n_states, "n_transitions": c.parser_dwa.dwa.n_transitions,
+                "depth": c.parser_dwa.dwa.depth(), "n_groups": len(c.parser_dwa.groups),
+                "n_outcomes": len(c.terminal_dwa.outcomes),
                 "n_token_classes": c.terminal_dwa.n_classes, "n_rows": int(c.rows.rows.shape[0])},
     }
 

@@ -250,3 +250,32 @@ def max_read_depth(graphs: Sequence[EffectGraph]) -> int:
                     longest[node] = max((len(labels) + longest[nxt] for labels, nxt in graph.edges[node]), default=0)
             deepest = max(deepest, 1 + longest[root])
     return deepest
+
+
+def read_bounds(graph: EffectGraph) -> tuple[int, int]:
+    """(most states any effect reads, most of (reads - 1 - writes) over effects): how deep below the
+    top an effect looks, and how far it lowers the stack (reads past the exposed state minus writes).
+    (0, 0) for a terminal without effects."""
+    best: dict[int, tuple[int, int]] = {}       # node -> (longest read path, longest path - writes)
+    low = -MAX_READ_DEPTH - 1
+    for _, root in graph.roots:
+        todo = [(root, False)]
+        while todo:
+            node, expanded = todo.pop()
+            if node in best:
+                continue
+            if not expanded:
+                todo.append((node, True))
+                todo.extend((nxt, False) for _, nxt in graph.edges[node] if nxt not in best)
+                continue
+            reads = 0 if graph.finals[node] else low
+            lowered = max((-len(w) for w in graph.finals[node]), default=low)
+            for labels, nxt in graph.edges[node]:
+                reads = max(reads, len(labels) + best[nxt][0])
+                lowered = max(lowered, len(labels) + best[nxt][1])
+            best[node] = (reads, lowered)
+    if not graph.roots:
+        return 0, 0
+    return (1 + max(best[root][0] for _, root in graph.roots),
+            max(best[root][1] for _, root in graph.roots))
+

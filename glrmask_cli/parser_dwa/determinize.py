@@ -11,7 +11,7 @@ states bottom-up (equal cumulative set and equal edges -> one state).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Iterable, Mapping, Sequence
 
 from glrmask_cli.errors import LimitExceeded
 from glrmask_cli.parser.stack_effects import ANY
@@ -23,12 +23,14 @@ MAX_DWA_STATES = 500_000
 
 @dataclass(frozen=True)
 class ParserDWA:
-    """State 0 is the root. `edges[d]` maps an LR state to the next DWA state; `default[d]` is taken
-    for any other LR state (NO_STATE: the walk stops). `outcomes[d]` is the cumulative outcome bitset."""
+    """`roots[g]` is the root of group g (parser_dwa/groups.py; state 0 when there is one group).
+    `edges[d]` maps an LR state to the next DWA state; `default[d]` is taken for any other LR state
+    (NO_STATE: the walk stops). `outcomes[d]` is the cumulative outcome bitset."""
 
     edges: tuple[Mapping[int, int], ...]
     default: tuple[int, ...]
     outcomes: tuple[int, ...]
+    roots: tuple[int, ...] = (0,)
 
     @property
     def n_states(self) -> int:
@@ -41,16 +43,33 @@ class ParserDWA:
     def depth(self) -> int:
         """The longest walk: the maximum number of stack symbols the DWA ever reads."""
         depth = [0] * self.n_states
-        for state in reversed(range(self.n_states)):  # children have larger ids (built breadth-first)
+        for state in reversed(range(self.n_states)):  # numbered topologically: targets have larger ids
             targets = list(self.edges[state].values())
             if self.default[state] != NO_STATE:
                 targets.append(self.default[state])
             depth[state] = 1 + max((depth[t] for t in targets), default=-1)
-        return depth[0]
+        return max(depth[root] for root in self.roots)
 
 
-def determinize(nfa: ReadNFA) -> ParserDWA:
-    """Subset construction with cumulative acceptance, then bottom-up minimization."""
+def determinize(nfas: Iterable[ReadNFA]) -> ParserDWA:
+    """Subset construction with cumulative acceptance for each NFA (one per group), then one
+    bottom-up minimization over all of them (equal states of different groups are shared)."""
+    edges: list[dict[int, int]] = []
+    default: list[int] = []
+    outcomes: list[int] = []
+    roots = []
+    for nfa in nfas:     # each group minimized on its own first: only one group's subsets in memory
+        part = minimize(*_subsets(nfa))
+        shift = len(default)
+        roots.append(shift)
+        edges.extend({label: t + shift for label, t in e.items()} for e in part.edges)
+        default.extend(t + shift if t != NO_STATE else NO_STATE for t in part.default)
+        outcomes.extend(part.outcomes)
+    return minimize(edges, default, outcomes, roots)
+
+
+def _subsets(nfa: ReadNFA) -> tuple[list[dict[int, int]], list[int], list[int]]:
+    """Subset construction of `nfa`: (edges, default, cumulative outcomes), state 0 the root."""
     closure = _Closures(nfa)
     root = closure.of([nfa.start])
     key_of_root = (root, closure.accepted(root))
@@ -83,12 +102,9 @@ def determinize(nfa: ReadNFA) -> ParserDWA:
                                         "operator-precedence grammars, see docs/ARCHITECTURE.md 'Known limits')")
             return state
 
-        out = {}
-        for label in sorted(buckets):
-            out[label] = target(any_targets + buckets[label])
-        edges.append(out)
+        edges.append({label: target(any_targets + buckets[label]) for label in sorted(buckets)})
         default.append(target(any_targets))
-    return minimize(edges, default, [acc for _, acc in keys])
+    return edges, default, [acc for _, acc in keys]
 
 
 class _Closures:
@@ -129,11 +145,12 @@ class _Closures:
         return acc
 
 
-def minimize(edges: list[dict[int, int]], default: list[int], outcomes: list[int]) -> ParserDWA:
+def minimize(edges: list[dict[int, int]], default: list[int], outcomes: list[int],
+             roots: Sequence[int] = (0,)) -> ParserDWA:
     """Merge equivalent states of an acyclic DWA (same cumulative outcomes, same edges) by hashing
-    signatures in reverse topological order; number the result topologically from the root."""
+    signatures in reverse topological order; number the result topologically from the roots."""
     n = len(default)
-    order = _topological_order(n, lambda s: _targets(edges[s], default[s]))
+    order = _topological_order(n, lambda s: _targets(edges[s], default[s]), roots)
     canon = [0] * n
     signature_index: dict[tuple, int] = {}
     representative: list[int] = []
@@ -149,7 +166,7 @@ def minimize(edges: list[dict[int, int]], default: list[int], outcomes: list[int
     merged_edges = [{label: canon[t] for label, t in edges[rep].items()} for rep in representative]
     merged_default = [canon[default[rep]] if default[rep] != NO_STATE else NO_STATE for rep in representative]
     new_order = _topological_order(len(representative), lambda c: _targets(merged_edges[c], merged_default[c]),
-                                   root=canon[0])
+                                   [canon[root] for root in roots])
     new_id = {cls: i for i, cls in enumerate(new_order)}
     new_edges: list[dict[int, int]] = []
     new_default: list[int] = []
@@ -160,7 +177,8 @@ def minimize(edges: list[dict[int, int]], default: list[int], outcomes: list[int
         new_edges.append({label: t for label, t in out.items() if t != dflt})
         new_default.append(dflt)
         new_outcomes.append(outcomes[representative[cls]])
-    return ParserDWA(tuple(new_edges), tuple(new_default), tuple(new_outcomes))
+    return ParserDWA(tuple(new_edges), tuple(new_default), tuple(new_outcomes),
+                     tuple(new_id[canon[root]] for root in roots))
 
 
 def _targets(edges: dict[int, int], default: int) -> list[int]:
@@ -170,17 +188,19 @@ def _targets(edges: dict[int, int], default: int) -> list[int]:
     return list(dict.fromkeys(out))
 
 
-def _topological_order(n: int, targets, root: int = 0) -> list[int]:
-    """Kahn's algorithm from `root` over the states it reaches; deterministic (FIFO, sorted edges)."""
-    indegree: dict[int, int] = {root: 0}
-    stack, seen = [root], {root}
+def _topological_order(n: int, targets, roots: Sequence[int]) -> list[int]:
+    """Kahn's algorithm over the states the roots reach; deterministic (FIFO, sorted edges, roots in
+    order). A root that no state points to comes before everything it reaches."""
+    starts = list(dict.fromkeys(roots))
+    indegree: dict[int, int] = {root: 0 for root in starts}
+    stack, seen = list(starts), set(starts)
     while stack:
         for t in targets(stack.pop()):
             indegree[t] = indegree.get(t, 0) + 1
             if t not in seen:
                 seen.add(t)
                 stack.append(t)
-    order, head = [root], 0
+    order, head = [r for r in starts if indegree[r] == 0], 0
     while head < len(order):
         for t in targets(order[head]):
             indegree[t] -= 1

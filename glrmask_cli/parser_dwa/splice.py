@@ -22,12 +22,13 @@ from typing import Sequence
 import numpy as np
 
 from glrmask_cli.errors import LimitExceeded
-from glrmask_cli.parser.stack_effects import ANY, EffectGraph
+from glrmask_cli.parser.stack_effects import ANY, EffectGraph, read_bounds
+from glrmask_cli.parser_dwa.groups import Group, whole
 from glrmask_cli.parser_dwa.read_nfa import ReadNFA
 from glrmask_cli.terminal_dwa import FINAL_END, TerminalDWA
 
 Written = tuple[int, ...]
-MAX_NFA_NODES = 2_000_000   # the grammars that build need < 100k (json 8k, lark.lark and verilog 96k x cl100k)
+MAX_NFA_NODES = 2_000_000   # per group (python eval_input x gpt2: at most 0.4M per first lexeme)
 
 
 class _Splicer:
@@ -37,9 +38,10 @@ class _Splicer:
     ends), so paths that reach into the old stack share it."""
 
     def __init__(self, tdwa: TerminalDWA, term_sets: list[tuple[int, ...]], graphs: Sequence[EffectGraph],
-                 has_action: np.ndarray, ignored: frozenset[int], end_terminal: int):
+                 has_action: np.ndarray, ignored: frozenset[int], end_terminal: int, group: Group,
+                 max_nodes: int):
         self.tdwa, self.term_sets, self.graphs, self.has_action = tdwa, term_sets, graphs, has_action
-        self.ignored, self.end_terminal = ignored, end_terminal
+        self.ignored, self.end_terminal, self.group, self.max_nodes = ignored, end_terminal, group, max_nodes
         self.roots_by_top = [_roots_by_top(g) for g in graphs]
         self.nfa = ReadNFA()
         self.accept = [self.nfa.add_node(1 << o) for o in range(len(tdwa.outcomes))]
@@ -53,15 +55,21 @@ class _Splicer:
         if found is None:
             found = self.index[key] = self.nfa.add_node()
             self.todo.append(key)
-            if len(self.nfa.accepted) > MAX_NFA_NODES:
-                raise LimitExceeded("max_nfa_nodes", MAX_NFA_NODES, "parser DWA splice",
+            if len(self.nfa.accepted) > self.max_nodes:
+                raise LimitExceeded("max_nfa_nodes", self.max_nodes, "parser DWA splice",
                                     "too many (lexeme position, stack) combinations; see docs/ARCHITECTURE.md")
         return found
 
     def targets(self, trie_node: int, terminal: int, written: Written) -> list[int]:
         """The positions reached by consuming `terminal` at `trie_node` with `written` on top: one per
         trie child whose lexeme can be `terminal`."""
-        return [self.node(("at", child, written)) for child in self.next_nodes[(trie_node, terminal)]]
+        found = []
+        for child in self.next_nodes[(trie_node, terminal)]:
+            if trie_node == 0 and child not in self.group.firsts:
+                continue
+            visible = self.reach[child]       # the rest of the token never looks deeper than this
+            found.append(self.node(("at", child, written[-visible:] if len(written) > visible else written)))
+        return found
 
     def run(self) -> ReadNFA:
         while self.todo:
@@ -73,10 +81,12 @@ class _Splicer:
         return self.nfa
 
     def expand_position(self, trie_node: int, written: Written, source: int) -> None:
-        for outcome_id in self.outcomes_at.get(trie_node, ()):
-            self.check_final(source, written, outcome_id)
+        if trie_node or self.group.bare:
+            for outcome_id in self.outcomes_at.get(trie_node, ()):
+                self.check_final(source, written, outcome_id)
         for terminal in self.terminals_after.get(trie_node, ()):
-            self.consume(source, written, terminal, trie_node)
+            if trie_node or self.group.firsts.intersection(self.next_nodes[(0, terminal)]):
+                self.consume(source, written, terminal, trie_node)
 
     def check_final(self, source: int, written: Written, outcome_id: int) -> None:
         """Accept the outcome where its open lexeme's terminal (or END) has an action on the top state."""
@@ -182,6 +192,27 @@ class _Splicer:
         return {parent: sorted(terminals) for parent, terminals in found.items()}
 
     @functools.cached_property
+    def reach(self) -> list[int]:
+        """trie node -> how many states below the top the rest of the token can look at (an upper
+        bound): 1 to check an outcome's open lexeme, and for each next lexeme its effects' read depth
+        or the child's reach shifted by how far the effect lowers the stack. Written states deeper
+        than that cannot matter, so positions keep only the visible ones (exact, and far fewer
+        positions on deep grammars)."""
+        bounds = [read_bounds(graph) for graph in self.graphs]
+        parent, n_nodes = self.tdwa.trie_parent, len(self.tdwa.trie_parent)
+        reach = [1 if node in self.outcomes_at else 0 for node in range(n_nodes)]
+        for child in range(n_nodes - 1, 0, -1):          # children are numbered after their parents
+            for terminal in self.term_sets[int(self.tdwa.trie_set[child])]:
+                if terminal in self.ignored:
+                    needed = reach[child]
+                else:
+                    reads, lowered = bounds[terminal]
+                    needed = max(reads, lowered + reach[child])
+                node = int(parent[child])
+                reach[node] = max(reach[node], needed)
+        return reach
+
+    @functools.cached_property
     def outcomes_at(self) -> dict[int, list[int]]:
         found: dict[int, list[int]] = {}
         for outcome_id, outcome in enumerate(self.tdwa.outcomes):
@@ -197,7 +228,10 @@ def _roots_by_top(graph: EffectGraph) -> dict[int, tuple[int, ...]]:
 
 
 def build_read_nfa(tdwa: TerminalDWA, term_sets: list[tuple[int, ...]], graphs: Sequence[EffectGraph],
-                   has_action: np.ndarray, ignored: frozenset[int], end_terminal: int) -> ReadNFA:
-    """The read NFA of every outcome of the Terminal DWA (see the module docstring). `has_action[p, t]`:
-    LR state p has an action on terminal t."""
-    return _Splicer(tdwa, term_sets, graphs, has_action, ignored, end_terminal).run()
+                   has_action: np.ndarray, ignored: frozenset[int], end_terminal: int,
+                   group: Group | None = None, max_nodes: int = MAX_NFA_NODES) -> ReadNFA:
+    """The read NFA of the outcomes of `group` (default: all) of the Terminal DWA (see the module
+    docstring). `has_action[p, t]`: LR state p has an action on terminal t. LimitExceeded past
+    `max_nodes` nodes."""
+    group = group if group is not None else whole(tdwa)[0]
+    return _Splicer(tdwa, term_sets, graphs, has_action, ignored, end_terminal, group, max_nodes).run()

@@ -42,6 +42,12 @@ SECTIONS = {
     "vocab.token_offsets": ("<i8", 1),
     "vocab.token_data": ("|u1", 1),
 }
+# format 2: the roots of the DWA's groups a walk takes from a top in LR state p:
+# dwa.roots[dwa.root_offsets[p]:dwa.root_offsets[p + 1]]. Format 1 had one root, state 0.
+GROUP_SECTIONS = {
+    "dwa.root_offsets": ("<i4", 1),
+    "dwa.roots": ("<i4", 1),
+}
 
 
 class Artifact:
@@ -71,6 +77,7 @@ class Artifact:
         _validate_tables(self)
         self.recognizer = Recognizer(self.lexer, self.lr)
         self.dwa_edges, self.dwa_default = _dwa_lists(s)
+        self.dwa_roots = _roots_by_lr_state(s, self.lr.n_states)
         self.row_of_by_lexer_state = s["dwa.row_by_lexer_state"]
         self._bool_rows: dict[int, np.ndarray] = {}
         _prefault(self.rows)
@@ -79,7 +86,8 @@ class Artifact:
     def _validate_kind(self) -> None:
         if self.metadata.get("kind") != ARTIFACT_KIND:
             raise ArtifactError(self.path, "not a GLRMask Parser DWA artifact", ARTIFACT_KIND, self.metadata.get("kind"))
-        for name, (dtype, ndim) in SECTIONS.items():
+        required = SECTIONS | (GROUP_SECTIONS if self.container.format_version >= 2 else {})
+        for name, (dtype, ndim) in required.items():
             array = self._sections.get(name)
             if array is None:
                 raise ArtifactError(self.path, f"missing section {name}")
@@ -169,6 +177,9 @@ def _validate_tables(art: Artifact) -> None:
     _check(s["dwa.edge_targets"].shape == s["dwa.edge_labels"].shape, p, "DWA edge targets")
     _check(_in_range(s["dwa.edge_targets"], 0, n_dwa) and _in_range(s["dwa.default"], -1, n_dwa), p, "DWA edge target out of range")
     _check(_in_range(s["dwa.edge_labels"], 0, n_lr), p, "DWA edge label out of range")
+    if "dwa.roots" in s:
+        _check(_monotone(s["dwa.root_offsets"], s["dwa.roots"].size) and s["dwa.root_offsets"].shape == (n_lr + 1,)
+               and _in_range(s["dwa.roots"], 0, n_dwa), p, "DWA roots")
     row_table = s["dwa.row_by_lexer_state"]
     _check(row_table.shape == (n_lex, n_dwa) and _in_range(row_table, 0, art.rows.shape[0]), p, "DWA row table")
     _check(art.rows.shape[1] == (art.vocab_size + 31) // 32 and art.rows.shape[0] >= 1, p, "row pool shape")
@@ -188,6 +199,14 @@ def _dwa_lists(s) -> tuple[list[dict[int, int]], list[int]]:
     targets = s["dwa.edge_targets"].tolist()
     edges = [dict(zip(labels[lo:hi], targets[lo:hi])) for lo, hi in zip(offsets, offsets[1:])]
     return edges, s["dwa.default"].tolist()
+
+
+def _roots_by_lr_state(s, n_lr: int) -> list[tuple[int, ...]]:
+    """LR state -> the DWA roots to walk from a top in that state (format 1: state 0 for all)."""
+    if "dwa.roots" not in s:
+        return [(0,)] * n_lr
+    offsets, roots = s["dwa.root_offsets"].tolist(), s["dwa.roots"].tolist()
+    return [tuple(roots[lo:hi]) for lo, hi in zip(offsets, offsets[1:])]
 
 
 def _prefault(array: np.ndarray) -> None:

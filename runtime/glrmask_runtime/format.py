@@ -26,7 +26,8 @@ from glrmask_runtime import cache
 from glrmask_runtime.errors import ArtifactError, ArtifactVersionError
 
 MAGIC = b"\x89GLRM\r\n\x1a"  # 8 bytes; the high byte and CR LF catch 7-bit and text-mode transfers
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2           # written; 2 added the Parser DWA's group roots (artifact.py)
+READABLE_VERSIONS = (1, 2)   # read
 
 # magic, format version, crc32 of the image, body size, image size, sha256 of the body
 HEADER = struct.Struct("<8sIIQQ32s")
@@ -54,6 +55,7 @@ class Container:
     file_sha256: str
     compressed_size: int
     expanded_size: int
+    format_version: int
 
 
 # ---------------------------------------------------------------- writing
@@ -196,7 +198,8 @@ def read_container(path: str | os.PathLike) -> Container:
     else:
         index = _parse_index(where, image, deep=False)
     return Container(path=where, metadata=index["metadata"], sections=_views(image, index["sections"]),
-                     file_sha256=key, compressed_size=file_size, expanded_size=fields["image_size"])
+                     file_sha256=key, compressed_size=file_size, expanded_size=fields["image_size"],
+                     format_version=fields["version"])
 
 
 def _hash_file(where: str) -> tuple[str, dict, int]:
@@ -233,20 +236,20 @@ def _parse_header(where: str, data: bytes, file_size: int) -> dict:
         raise ArtifactError(where, "wrong magic: not a GLRMask artifact", MAGIC, data[:len(MAGIC)])
     if len(data) >= len(MAGIC) + 4:
         (version,) = struct.unpack_from("<I", data, len(MAGIC))
-        if version != FORMAT_VERSION:
+        if version not in READABLE_VERSIONS:
             hint = ("written by a newer glrmask; upgrade glrmask-runtime" if version > FORMAT_VERSION
                     else "written by an older glrmask; rebuild it with `glrmask build`")
             raise ArtifactVersionError(where, f"unsupported format version, {hint}", FORMAT_VERSION, version)
     if len(data) < HEADER_SIZE:
         raise ArtifactError(where, "truncated header", f">= {HEADER_SIZE} bytes", f"{len(data)} bytes")
-    _, _, image_crc32, body_size, image_size, body_sha256 = HEADER.unpack_from(data)
+    _, version, image_crc32, body_size, image_size, body_sha256 = HEADER.unpack_from(data)
     if file_size != HEADER_SIZE + body_size:
         what = "truncated body" if file_size < HEADER_SIZE + body_size else "trailing bytes after the body"
         raise ArtifactError(where, what, f"{HEADER_SIZE + body_size} bytes", f"{file_size} bytes")
     if not IMAGE_PREFIX.size <= image_size <= MAX_IMAGE_SIZE:
         raise ArtifactError(where, "expanded size out of range", f"{IMAGE_PREFIX.size}..{MAX_IMAGE_SIZE}",
                             image_size)
-    return {"image_crc32": image_crc32, "image_size": image_size, "body_sha256": body_sha256}
+    return {"version": version, "image_crc32": image_crc32, "image_size": image_size, "body_sha256": body_sha256}
 
 
 def _check_body(where: str, data: bytes, fields: dict) -> None:

@@ -3,8 +3,9 @@ lexer and GLR parser.
 
 The mask is the row R[d][q] where d is the DWA state reached by walking the parser stack top-down
 (DWA states are cumulative: the last one reached carries everything matched on the way) and q is the
-open lexeme's lexer state. With several GLR stacks (a graph-structured stack), the rows of every path
-are OR-ed. `commit` checks the token's bit in that mask, then advances the recognizer; a rejected
+open lexeme's lexer state. A walk starts at each root the top's LR state lists (one per group of the
+DWA that can start there; one root for most grammars). With several walks (groups, or GLR stacks in
+a graph-structured stack), the rows where they end are OR-ed. `commit` checks the token's bit in that mask, then advances the recognizer; a rejected
 token raises `TokenRejected` and leaves the state unchanged. States are immutable, so `copy()` and
 `rollback()` only move references.
 """
@@ -45,10 +46,14 @@ class Matcher:
             return [0]
         art = self._art
         rows = art.row_of_by_lexer_state[self._state.lexer_state]
-        edges, default = art.dwa_edges, art.dwa_default
+        edges, default, roots_of = art.dwa_edges, art.dwa_default, art.dwa_roots
         stacks = self._state.stacks
         if len(stacks) == 1:
-            node, d = stacks[0], 0
+            node = stacks[0]
+            roots = roots_of[node.state]
+            if len(roots) != 1:
+                return _dag_rows(rows, edges, default, [(node, root) for root in roots])
+            d = roots[0]
             while True:
                 nxt = edges[d].get(node.state, default[d])
                 if nxt == _NO_STATE:
@@ -61,7 +66,7 @@ class Matcher:
                     break
                 node = parents[0]
             return [rows.item(d)]
-        return _dag_rows(rows, edges, default, [(node, 0) for node in stacks])
+        return _dag_rows(rows, edges, default, [(node, root) for node in stacks for root in roots_of[node.state]])
 
     def fill_bitmask(self, bitmask: np.ndarray, index: int = 0) -> None:
         """Write the allowed tokens into row `index` of an int32 (batch, ceil(vocab/32)) bitmask.
@@ -179,4 +184,6 @@ def _dag_rows(rows, edges, default, start: list) -> list[int]:
             found.add(rows.item(nxt))
             continue
         todo.extend((parent, nxt) for parent in node.parents)
+    if len(found) > 1:
+        found.discard(0)     # the empty row adds nothing to a union
     return sorted(found)

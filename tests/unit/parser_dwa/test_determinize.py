@@ -24,7 +24,7 @@ stacks = st.lists(st.sampled_from(LABELS), min_size=1, max_size=6)
 
 @given(prefix_sets, st.lists(stacks, min_size=1, max_size=10))
 def test_dwa_walk_equals_direct_prefix_matching(by_outcome, sample_stacks):
-    dwa = determinize(ReadNFA.from_prefixes(by_outcome))
+    dwa = determinize([ReadNFA.from_prefixes(by_outcome)])
     for stack in sample_stacks:
         expected = 0
         for outcome, prefixes in by_outcome.items():
@@ -35,8 +35,8 @@ def test_dwa_walk_equals_direct_prefix_matching(by_outcome, sample_stacks):
 
 @given(prefix_sets)
 def test_minimized_dwa_is_deterministic_and_layered(by_outcome):
-    dwa = determinize(ReadNFA.from_prefixes(by_outcome))
-    again = determinize(ReadNFA.from_prefixes(dict(reversed(list(by_outcome.items())))))
+    dwa = determinize([ReadNFA.from_prefixes(by_outcome)])
+    again = determinize([ReadNFA.from_prefixes(dict(reversed(list(by_outcome.items()))))])
     assert (dwa.edges, dwa.default, dwa.outcomes) == (again.edges, again.default, again.outcomes)
     for d in range(dwa.n_states):
         for target in list(dwa.edges[d].values()) + [dwa.default[d]]:
@@ -47,5 +47,5 @@ def test_minimized_dwa_is_deterministic_and_layered(by_outcome):
 
 def test_shared_prefixes_are_merged():
     # Two outcomes read the same prefix; a third reads only the top: three states at most.
-    dwa = determinize(ReadNFA.from_prefixes({0: {(1, 2)}, 1: {(1, 2)}, 2: {(1,)}}))
+    dwa = determinize([ReadNFA.from_prefixes({0: {(1, 2)}, 1: {(1, 2)}, 2: {(1,)}})])
     assert dwa.n_states == 3

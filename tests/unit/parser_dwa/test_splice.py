@@ -62,7 +62,7 @@ def test_seed_notes_example_cancels_to_one_read():
     tdwa = make_tdwa([([0, 1], 2)])          # closed lexemes x and ], then the open lexeme
     by_terminal = [[x], [bracket], [after], []]
     graphs = [graph_of(t, effects) for t, effects in enumerate(by_terminal)]
-    dwa = determinize(build_read_nfa(tdwa, term_sets, graphs, has_action(by_terminal), frozenset(), END))
+    dwa = determinize([build_read_nfa(tdwa, term_sets, graphs, has_action(by_terminal), frozenset(), END)])
     assert walk(dwa, [B, S]) == 1 and walk(dwa, [P, B]) == 0 and dwa.depth() == 1
 
 
@@ -104,7 +104,7 @@ def simulate(tdwa, outcome, by_terminal, stack):
 def test_dwa_equals_direct_simulation(by_terminal, path_list, stacks):
     tdwa = make_tdwa(path_list)
     graphs = [graph_of(terminal, effects) for terminal, effects in enumerate(by_terminal)]
-    dwa = determinize(build_read_nfa(tdwa, term_sets, graphs, has_action(by_terminal), frozenset(), END))
+    dwa = determinize([build_read_nfa(tdwa, term_sets, graphs, has_action(by_terminal), frozenset(), END)])
     for stack in stacks:
         expected = sum(1 << o for o, outcome in enumerate(tdwa.outcomes)
                        if simulate(tdwa, outcome, by_terminal, stack))
