@@ -7,7 +7,6 @@ state (accepting states double-circled, labelled with the terminals), edges labe
 
 from __future__ import annotations
 
-import numpy as np
 from glrmask_runtime.artifact import Artifact
 
 
@@ -30,11 +29,10 @@ def _ranges(bytes_: list[int]) -> str:
 
 
 def dwa_dot(art: Artifact) -> str:
-    row_of = art.row_of_by_lexer_state
     lines = ["digraph parser_dwa {", "  rankdir=LR;", "  node [shape=circle];"]
-    for d, edges in enumerate(art.dwa_edges):
-        distinct = len(np.unique(row_of[:, d]))
-        lines.append(f'  d{d} [label="{d}\\n{distinct} rows"];')
+    for d in range(art.n_dwa_states):
+        edges = art.dwa_edges[d]
+        lines.append(f'  d{d} [label="{d}\\naccept {int(art.accept_of[d])}"];')
         for label, target in sorted(edges.items()):
             lines.append(f'  d{d} -> d{target} [label="{label}"];')
         if art.dwa_default[d] >= 0:

@@ -11,7 +11,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Literal, Sequence
 
 import numpy as np
 
@@ -35,6 +35,7 @@ from glrmask_runtime.artifact import ARTIFACT_KIND
 from glrmask_runtime.tables import LexerTables, LRTables
 
 Progress = Callable[[str], None]   # called with a stage name when the stage starts
+DWAGroups = Literal["auto", "one", "first-lexeme"]
 
 
 @dataclass
@@ -67,7 +68,8 @@ def _end(timings: dict[str, float], name: str) -> None:
 
 def compile_grammar(grammar_path: str | os.PathLike, *, tokenizer: str | Vocabulary = "gpt2",
                     start: str | None = None, eos_tokens: Sequence[str] = (),
-                    tokenizer_pattern: str | None = None, progress: Progress | None = None) -> Compiled:
+                    tokenizer_pattern: str | None = None, dwa_groups: DWAGroups = "auto",
+                    progress: Progress | None = None) -> Compiled:
     """Run every stage up to the row pool."""
     t: dict[str, float] = {}
     _stage(t, progress, "grammar")
@@ -90,7 +92,7 @@ def compile_grammar(grammar_path: str | os.PathLike, *, tokenizer: str | Vocabul
     tdwa = build_terminal_dwa(lexer_build.tables, vocab.token_bytes, vocab.special_ids, vocab.eos_ids)
     _end(t, "terminal DWA")
     _stage(t, progress, "parser DWA")
-    dwa = build_parser_dwa(tdwa, lexer_build.tables, effects, lr)
+    dwa = build_parser_dwa(tdwa, lexer_build.tables, effects, lr, dwa_groups)
     _end(t, "parser DWA")
     _stage(t, progress, "rows")
     rows = build_rows(dwa.dwa, tdwa)
@@ -110,9 +112,10 @@ class ParserDWABuild:
 
 
 def build_parser_dwa(tdwa: TerminalDWA, lexer: LexerTables, effects: Sequence[EffectGraph],
-                     lr: LRTables) -> ParserDWABuild:
-    """Splice stack effects into the outcomes, then determinize and minimize: one group if its read
-    NFA stays within WHOLE_NFA_BUDGET, else one group per first closed lexeme (parser_dwa/groups.py)."""
+                     lr: LRTables, dwa_groups: DWAGroups = "auto") -> ParserDWABuild:
+    """Splice stack effects into the outcomes, then determinize and minimize: one group ("one"), one
+    per first closed lexeme ("first-lexeme", parser_dwa/groups.py) or, "auto", one if its read NFA
+    stays within WHOLE_NFA_BUDGET nodes, else one per first closed lexeme."""
     term_sets = [lexer.term_set(i) for i in range(lexer.n_term_sets)]
     ignored = frozenset(int(t) for t in lexer.ignored)
     has_action = (np.diff(lr.action_offsets) > 0).reshape(lr.n_states, lr.n_terminals)
@@ -120,12 +123,16 @@ def build_parser_dwa(tdwa: TerminalDWA, lexer: LexerTables, effects: Sequence[Ef
     def read_nfa(group: Group, max_nodes: int = MAX_NFA_NODES):
         return build_read_nfa(tdwa, term_sets, effects, has_action, ignored, lr.end_terminal, group, max_nodes)
 
-    try:
+    if dwa_groups != "first-lexeme":
         groups = whole(tdwa)
-        dwa = determinize([read_nfa(groups[0], WHOLE_NFA_BUDGET)])
-    except LimitExceeded:
-        groups = by_first_lexeme(tdwa)
-        dwa = determinize(read_nfa(group) for group in groups)
+        try:
+            dwa = determinize([read_nfa(groups[0], WHOLE_NFA_BUDGET if dwa_groups == "auto" else MAX_NFA_NODES)])
+            return ParserDWABuild(dwa, tuple(groups), walk_roots(dwa, groups, tdwa, term_sets, ignored, has_action))
+        except LimitExceeded:
+            if dwa_groups == "one":
+                raise
+    groups = by_first_lexeme(tdwa)
+    dwa = determinize(read_nfa(group) for group in groups)
     return ParserDWABuild(dwa, tuple(groups), walk_roots(dwa, groups, tdwa, term_sets, ignored, has_action))
 
 
@@ -148,8 +155,10 @@ def artifact_sections(c: Compiled) -> dict[str, np.ndarray]:
         "lr.action_offsets": i32(c.lr.action_offsets), "lr.actions": i32(c.lr.actions),
         "lr.goto": i32(c.lr.goto), "lr.rule_lhs": i32(c.lr.rule_lhs), "lr.rule_len": i32(c.lr.rule_len),
         "dwa.edge_offsets": offsets, "dwa.edge_labels": i32(labels), "dwa.edge_targets": i32(targets),
-        "dwa.default": i32(c.parser_dwa.dwa.default), "dwa.row_by_lexer_state": i32(c.rows.row_of.T),
+        "dwa.default": i32(c.parser_dwa.dwa.default), "dwa.accept_of": i32(c.rows.accept_of),
         "dwa.root_offsets": i32(root_offsets), "dwa.roots": i32(roots),
+        "rows.q_offsets": i32(c.rows.q_offsets), "rows.q_accepts": i32(c.rows.q_accepts),
+        "rows.q_rows": i32(c.rows.q_rows),
         "rows.bits": np.ascontiguousarray(c.rows.rows, dtype="<u4"),
         "vocab.token_offsets": token_offsets,
         "vocab.token_data": np.frombuffer(b"".join(c.vocab.token_bytes), dtype=np.uint8),
@@ -188,11 +197,11 @@ class BuildResult:
 def build_artifact(grammar_path: str | os.PathLike, out_path: str | os.PathLike | None = None, *,
                    tokenizer: str | Vocabulary = "gpt2", start: str | None = None,
                    eos_tokens: Sequence[str] = (), tokenizer_pattern: str | None = None,
-                   progress: Progress | None = None) -> BuildResult:
+                   dwa_groups: DWAGroups = "auto", progress: Progress | None = None) -> BuildResult:
     """Compile and write the artifact (default: `<grammar stem>.glrm` in the current directory)."""
     began = time.perf_counter()
     compiled = compile_grammar(grammar_path, tokenizer=tokenizer, start=start, eos_tokens=eos_tokens,
-                               tokenizer_pattern=tokenizer_pattern, progress=progress)
+                               tokenizer_pattern=tokenizer_pattern, dwa_groups=dwa_groups, progress=progress)
     out = Path(out_path) if out_path is not None else Path.cwd() / (Path(grammar_path).stem + ".glrm")
     if progress is not None:
         progress("artifact")

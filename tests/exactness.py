@@ -115,7 +115,7 @@ CASES = [
     GrammarCase("verilog", lambda: corpus_path("grammars/lark-1.3.1-sdist/verilog.lark"),
                 lambda: _files(corpus_path("verilog/circuitgraph-netlists"), "*.v", 8_000), {"parser": "lalr"}),
     GrammarCase("csv", lambda: corpus_path("grammars/lark-1.3.1-sdist/composition/csv.lark"),
-                lambda: [(f"line{i}", d.decode()) for i, d in enumerate(csv_documents())], {"parser": "earley"}),
+                lambda: [(f"csv{i}", d.decode()) for i, d in enumerate(csv_documents())], {"parser": "earley"}),
     GrammarCase("sql", lambda: syncode_grammar("sql.lark"), lambda: _spider(), {"parser": "lalr"},
                 peer_rewrites=WORKLOADS["sql"].peer_rewrites),
     GrammarCase("python-eval", lambda: LARK_GRAMMARS / "python.lark",

@@ -2,9 +2,10 @@
 open lexeme is in lexer state q, as packed bits in the vLLM bitmask layout (bit v % 32 of 32-bit word
 v // 32). Rows are deduplicated into a pool; row 0 is the empty row.
 
-Input: the Parser DWA's cumulative outcome sets and the Terminal DWA's (lexer state, token class) ->
-outcome table. Everything is vectorized over token classes, then expanded to tokens once per
-distinct row.
+R[d][q] depends on d only through d's cumulative outcome set, so states map to *accept ids* (one per
+distinct set) and the table is kept per lexer state, sparse: q -> (accept id -> row) for the
+non-empty rows only (big DWAs have far fewer distinct sets than states, and most (set, q) rows are
+empty). Everything is vectorized over token classes, then expanded to tokens once per distinct row.
 """
 
 from __future__ import annotations
@@ -19,8 +20,11 @@ from glrmask_cli.terminal_dwa import TerminalDWA
 
 @dataclass(frozen=True, eq=False)
 class RowPool:
-    rows: np.ndarray      # uint32 (n_rows, ceil(vocab_size / 32)); row 0 is all zeros
-    row_of: np.ndarray    # int32 (n_dwa_states, n_lexer_states)
+    rows: np.ndarray       # uint32 (n_rows, ceil(vocab_size / 32)); row 0 is all zeros
+    accept_of: np.ndarray  # int32 (n_dwa_states,): id of the state's cumulative outcome set
+    q_offsets: np.ndarray  # int32 (n_lexer_states + 1,): lexer state q's entries are [q_offsets[q], q_offsets[q+1])
+    q_accepts: np.ndarray  # int32: accept ids with a non-empty row at q, sorted
+    q_rows: np.ndarray     # int32: their rows
 
 
 def words_per_row(vocab_size: int) -> int:
@@ -74,21 +78,25 @@ def build_rows(dwa: ParserDWA, tdwa: TerminalDWA) -> RowPool:
         return row
 
     token_row_id(np.zeros(class_outcome.shape[1], dtype=bool))   # row 0: nothing allowed
-    # The row of (d, q) depends only on which of the outcomes present at q are in d's set.
-    present = [_bitset(np.unique(class_outcome[q])) for q in range(n_lexer_states)]
+    accept_ids: dict[int, int] = {}
+    accept_of = np.fromiter((accept_ids.setdefault(o, len(accept_ids)) for o in dwa.outcomes), dtype=np.int32,
+                            count=dwa.n_states)
+    # The row of (set, q) depends only on which of the outcomes present at q are in the set.
     by_key: dict[tuple[int, int], int] = {}
-    row_of = np.zeros((dwa.n_states, n_lexer_states), dtype=np.int32)
-    for state, bitset in enumerate(dwa.outcomes):
-        for q in range(n_lexer_states):
-            key = (q, bitset & present[q])
+    q_offsets, q_accepts, q_rows = [0], [], []
+    for q in range(n_lexer_states):
+        present = _bitset(np.unique(class_outcome[q]))
+        for bitset, accept in accept_ids.items():
+            key = (q, bitset & present)
+            if not key[1]:
+                continue
             row = by_key.get(key)
             if row is None:
-                if key[1] == 0:
-                    row = 0
-                else:
-                    members = _outcome_members(key[1], n_outcomes)
-                    row = token_row_id(members[class_outcome[q]])
-                by_key[key] = row
-            row_of[state, q] = row
+                row = by_key[key] = token_row_id(_outcome_members(key[1], n_outcomes)[class_outcome[q]])
+            q_accepts.append(accept)
+            q_rows.append(row)
+        q_offsets.append(len(q_rows))
     rows = np.stack(token_rows) if token_rows else np.zeros((1, words_per_row(vocab_size)), dtype="<u4")
-    return RowPool(rows=np.ascontiguousarray(rows, dtype="<u4"), row_of=row_of)
+    i32 = lambda values: np.asarray(values, dtype=np.int32)  # noqa: E731
+    return RowPool(rows=np.ascontiguousarray(rows, dtype="<u4"), accept_of=accept_of,
+                   q_offsets=i32(q_offsets), q_accepts=i32(q_accepts), q_rows=i32(q_rows))

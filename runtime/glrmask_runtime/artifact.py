@@ -37,16 +37,18 @@ SECTIONS = {
     "dwa.edge_labels": ("<i4", 1),
     "dwa.edge_targets": ("<i4", 1),
     "dwa.default": ("<i4", 1),
-    "dwa.row_by_lexer_state": ("<i4", 2),   # (n_lexer_states, n_dwa_states)
     "rows.bits": ("<u4", 2),
     "vocab.token_offsets": ("<i8", 1),
     "vocab.token_data": ("|u1", 1),
 }
-# format 2: the roots of the DWA's groups a walk takes from a top in LR state p:
-# dwa.roots[dwa.root_offsets[p]:dwa.root_offsets[p + 1]]. Format 1 had one root, state 0.
-GROUP_SECTIONS = {
-    "dwa.root_offsets": ("<i4", 1),
-    "dwa.roots": ("<i4", 1),
+# Format 2: the roots of the DWA's groups a walk takes from a top in LR state p are
+# dwa.roots[dwa.root_offsets[p]:dwa.root_offsets[p + 1]]; the row of (DWA state d, lexer state q) is
+# rows.q_rows[i] where rows.q_accepts[i] == dwa.accept_of[d], i in [rows.q_offsets[q], rows.q_offsets[q + 1]),
+# else row 0. Format 1: one root (state 0) and a dense (n_lexer_states, n_dwa_states) row table.
+SECTIONS_BY_VERSION = {
+    1: {"dwa.row_by_lexer_state": ("<i4", 2)},
+    2: {"dwa.root_offsets": ("<i4", 1), "dwa.roots": ("<i4", 1), "dwa.accept_of": ("<i4", 1),
+        "rows.q_offsets": ("<i4", 1), "rows.q_accepts": ("<i4", 1), "rows.q_rows": ("<i4", 1)},
 }
 
 
@@ -76,17 +78,25 @@ class Artifact:
         self._token_data = s["vocab.token_data"]
         _validate_tables(self)
         self.recognizer = Recognizer(self.lexer, self.lr)
-        self.dwa_edges, self.dwa_default = _dwa_lists(s)
-        self.dwa_roots = _roots_by_lr_state(s, self.lr.n_states)
-        self.row_of_by_lexer_state = s["dwa.row_by_lexer_state"]
+        self.n_dwa_states = int(s["dwa.default"].shape[0])
+        eager = self.n_dwa_states <= EAGER_DWA_STATES
+        self.dwa_edges = _CSRDicts(s["dwa.edge_offsets"], s["dwa.edge_labels"], s["dwa.edge_targets"], eager)
+        self.dwa_default = s["dwa.default"].tolist()
+        if self.container.format_version == 1:
+            self.dwa_roots = [(0,)] * self.lr.n_states
+            self.accept_of, self.row_maps = _dense_row_maps(s["dwa.row_by_lexer_state"])
+        else:
+            offsets, roots = s["dwa.root_offsets"].tolist(), s["dwa.roots"].tolist()
+            self.dwa_roots = [tuple(roots[lo:hi]) for lo, hi in zip(offsets, offsets[1:])]
+            self.accept_of = s["dwa.accept_of"].tolist() if eager else s["dwa.accept_of"]
+            self.row_maps = _CSRDicts(s["rows.q_offsets"], s["rows.q_accepts"], s["rows.q_rows"], eager)
         self._bool_rows: dict[int, np.ndarray] = {}
         _prefault(self.rows)
-        _prefault(self.row_of_by_lexer_state)
 
     def _validate_kind(self) -> None:
         if self.metadata.get("kind") != ARTIFACT_KIND:
             raise ArtifactError(self.path, "not a GLRMask Parser DWA artifact", ARTIFACT_KIND, self.metadata.get("kind"))
-        required = SECTIONS | (GROUP_SECTIONS if self.container.format_version >= 2 else {})
+        required = SECTIONS | SECTIONS_BY_VERSION[self.container.format_version]
         for name, (dtype, ndim) in required.items():
             array = self._sections.get(name)
             if array is None:
@@ -177,11 +187,19 @@ def _validate_tables(art: Artifact) -> None:
     _check(s["dwa.edge_targets"].shape == s["dwa.edge_labels"].shape, p, "DWA edge targets")
     _check(_in_range(s["dwa.edge_targets"], 0, n_dwa) and _in_range(s["dwa.default"], -1, n_dwa), p, "DWA edge target out of range")
     _check(_in_range(s["dwa.edge_labels"], 0, n_lr), p, "DWA edge label out of range")
+    n_rows = art.rows.shape[0]
     if "dwa.roots" in s:
-        _check(_monotone(s["dwa.root_offsets"], s["dwa.roots"].size) and s["dwa.root_offsets"].shape == (n_lr + 1,)
+        _check(s["dwa.root_offsets"].shape == (n_lr + 1,) and _monotone(s["dwa.root_offsets"], s["dwa.roots"].size)
                and _in_range(s["dwa.roots"], 0, n_dwa), p, "DWA roots")
-    row_table = s["dwa.row_by_lexer_state"]
-    _check(row_table.shape == (n_lex, n_dwa) and _in_range(row_table, 0, art.rows.shape[0]), p, "DWA row table")
+        accept_of = s["dwa.accept_of"]
+        n_accept = int(accept_of.max()) + 1 if accept_of.size else 0
+        _check(accept_of.shape == (n_dwa,) and _in_range(accept_of, 0, n_dwa), p, "DWA accept ids")
+        _check(s["rows.q_offsets"].shape == (n_lex + 1,) and _monotone(s["rows.q_offsets"], s["rows.q_accepts"].size)
+               and s["rows.q_rows"].shape == s["rows.q_accepts"].shape, p, "row table offsets")
+        _check(_in_range(s["rows.q_accepts"], 0, n_accept) and _in_range(s["rows.q_rows"], 0, n_rows), p, "row table")
+    else:
+        row_table = s["dwa.row_by_lexer_state"]
+        _check(row_table.shape == (n_lex, n_dwa) and _in_range(row_table, 0, n_rows), p, "DWA row table")
     _check(art.rows.shape[1] == (art.vocab_size + 31) // 32 and art.rows.shape[0] >= 1, p, "row pool shape")
     _check(art._token_offsets.shape == (art.vocab_size + 1,)
            and _monotone(art._token_offsets, art._token_data.size), p, "token byte offsets")
@@ -193,20 +211,32 @@ def _monotone(offsets: np.ndarray, total: int) -> bool:
             and bool(np.all(np.diff(offsets) >= 0)))
 
 
-def _dwa_lists(s) -> tuple[list[dict[int, int]], list[int]]:
-    offsets = s["dwa.edge_offsets"].tolist()
-    labels = s["dwa.edge_labels"].tolist()
-    targets = s["dwa.edge_targets"].tolist()
-    edges = [dict(zip(labels[lo:hi], targets[lo:hi])) for lo, hi in zip(offsets, offsets[1:])]
-    return edges, s["dwa.default"].tolist()
+EAGER_DWA_STATES = 50_000   # up to this, every edge and row dict is built at load (about 1 us per state)
 
 
-def _roots_by_lr_state(s, n_lr: int) -> list[tuple[int, ...]]:
-    """LR state -> the DWA roots to walk from a top in that state (format 1: state 0 for all)."""
-    if "dwa.roots" not in s:
-        return [(0,)] * n_lr
-    offsets, roots = s["dwa.root_offsets"].tolist(), s["dwa.roots"].tolist()
-    return [tuple(roots[lo:hi]) for lo, hi in zip(offsets, offsets[1:])]
+class _CSRDicts(dict):
+    """i -> dict(keys[offsets[i]:offsets[i+1]] -> values[...]): all built at load if `eager`, else
+    each on first use from the mapped arrays (big DWAs load fast and only what walks reach costs
+    memory)."""
+
+    def __init__(self, offsets: np.ndarray, keys: np.ndarray, values: np.ndarray, eager: bool):
+        super().__init__()
+        self._offsets, self._keys, self._values = offsets, keys, values
+        if eager:
+            bounds, k, v = offsets.tolist(), keys.tolist(), values.tolist()
+            self.update((i, dict(zip(k[lo:hi], v[lo:hi]))) for i, (lo, hi) in enumerate(zip(bounds, bounds[1:])))
+
+    def __missing__(self, i: int) -> dict[int, int]:
+        lo, hi = int(self._offsets[i]), int(self._offsets[i + 1])
+        found = self[i] = dict(zip(self._keys[lo:hi].tolist(), self._values[lo:hi].tolist()))
+        return found
+
+
+def _dense_row_maps(table: np.ndarray) -> tuple[list[int], _CSRDicts]:
+    """Format 1's dense (n_lexer_states, n_dwa_states) row table as format 2's accept ids and maps."""
+    n_lex, n_dwa = table.shape
+    offsets = np.arange(n_lex + 1, dtype=np.int64) * n_dwa
+    return list(range(n_dwa)), _CSRDicts(offsets, np.tile(np.arange(n_dwa), n_lex), table.reshape(-1), True)
 
 
 def _prefault(array: np.ndarray) -> None:

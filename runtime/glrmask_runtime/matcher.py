@@ -45,14 +45,14 @@ class Matcher:
         if self._finished:
             return [0]
         art = self._art
-        rows = art.row_of_by_lexer_state[self._state.lexer_state]
+        row_map, accept_of = art.row_maps[self._state.lexer_state], art.accept_of
         edges, default, roots_of = art.dwa_edges, art.dwa_default, art.dwa_roots
         stacks = self._state.stacks
         if len(stacks) == 1:
             node = stacks[0]
             roots = roots_of[node.state]
             if len(roots) != 1:
-                return _dag_rows(rows, edges, default, [(node, root) for root in roots])
+                return _dag_rows(_Rows(row_map, accept_of), edges, default, [(node, root) for root in roots])
             d = roots[0]
             while True:
                 nxt = edges[d].get(node.state, default[d])
@@ -62,11 +62,12 @@ class Matcher:
                 parents = node.parents
                 if len(parents) != 1:
                     if parents:   # a merged GSS node: finish with the general walk
-                        return _dag_rows(rows, edges, default, [(p, d) for p in parents])
+                        return _dag_rows(_Rows(row_map, accept_of), edges, default, [(p, d) for p in parents])
                     break
                 node = parents[0]
-            return [rows.item(d)]
-        return _dag_rows(rows, edges, default, [(node, root) for node in stacks for root in roots_of[node.state]])
+            return [row_map.get(accept_of[d], 0)]
+        return _dag_rows(_Rows(row_map, accept_of), edges, default,
+                         [(node, root) for node in stacks for root in roots_of[node.state]])
 
     def fill_bitmask(self, bitmask: np.ndarray, index: int = 0) -> None:
         """Write the allowed tokens into row `index` of an int32 (batch, ceil(vocab/32)) bitmask.
@@ -165,7 +166,19 @@ class Matcher:
         return len(self._history)
 
 
-def _dag_rows(rows, edges, default, start: list) -> list[int]:
+class _Rows:
+    """The row of a DWA state at the current lexer state: row_map[accept id of the state], else 0."""
+
+    __slots__ = ("row_map", "accept_of")
+
+    def __init__(self, row_map: dict[int, int], accept_of):
+        self.row_map, self.accept_of = row_map, accept_of
+
+    def of(self, state: int) -> int:
+        return self.row_map.get(self.accept_of[state], 0)
+
+
+def _dag_rows(rows: _Rows, edges, default, start: list) -> list[int]:
     """Walk every path of a graph-structured stack; the rows of the states where walks end."""
     found: set[int] = set()
     seen = set()
@@ -178,10 +191,10 @@ def _dag_rows(rows, edges, default, start: list) -> list[int]:
         seen.add(key)
         nxt = edges[d].get(node.state, default[d])
         if nxt == _NO_STATE:
-            found.add(rows.item(d))
+            found.add(rows.of(d))
             continue
         if not node.parents:
-            found.add(rows.item(nxt))
+            found.add(rows.of(nxt))
             continue
         todo.extend((parent, nxt) for parent in node.parents)
     if len(found) > 1:

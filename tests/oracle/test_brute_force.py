@@ -26,9 +26,14 @@ def lark_documents() -> list[bytes]:
 
 
 def csv_documents() -> list[bytes]:
+    """The csv block of lark's composition example (a header and three rows, CRLF as shipped), the
+    same with LF line ends, and the header with each row alone."""
     folder = corpus_path("grammars/lark-1.3.1-sdist/composition")
-    text = (folder / "combined_csv_and_json.txt").read_text()
-    return [line.encode() + b"\n" for line in text.splitlines() if line and not line.startswith("{")]
+    lines = [line for line in (folder / "combined_csv_and_json.txt").read_bytes().splitlines(keepends=True)
+             if line.strip() and not line.startswith(b"{")]
+    header, rows = lines[0], lines[1:]
+    documents = [b"".join(lines), b"".join(line.rstrip(b"\r\n") + b"\n" for line in lines)]
+    return documents + [header + row for row in rows]
 
 
 def sampled_states(b, documents: list[bytes], n_states: int, seed: int) -> list:

@@ -49,7 +49,7 @@ def test_sampled_cell_meets_every_target(grammar, tokenizer, every, states, walk
 
 def _documented_differences(case, every: int) -> int:
     """Documents lark accepts and our checker rejects, each required to be of a documented class."""
-    if case.name != "pep508" and case.name != "lark.lark":
+    if case.name not in ("pep508", "lark.lark", "csv"):
         return 0          # no documented difference on these grammars: any is a failure
     judge: Lark = case.judge()
     checker = load_checker(str(case.path()), case.start)
@@ -59,6 +59,8 @@ def _documented_differences(case, every: int) -> int:
         if not result.ok and lark_parses(judge, text):
             if case.name == "pep508":
                 assert result.reason.startswith(PEP508_CLASS), (name, text, result.reason)
+            elif case.name == "csv":   # the header's space: the " " literal wins the tie with _SEPARATOR
+                assert result.reason.startswith('unexpected " " at " lines'), (name, result.reason)
             else:   # lark.lark: no backtracking; ` /` opens a COMMENT that the regexp's next byte ends
                 assert result.reason.startswith('the lexeme " /" cannot continue'), (name, result.reason)
             found += 1

@@ -1,0 +1,58 @@
+"""A Parser DWA split into one group per first closed lexeme gives exactly the masks of brute force
+(and so of the one-group DWA): the gate (walk a group only from tops with an action on its first
+terminals), the walks from several roots and the OR of their rows. Also: big artifacts build their
+edge and row dicts lazily, with the same masks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import glrmask_runtime
+import glrmask_runtime.artifact
+from tests.oracle.test_brute_force import (assert_masks_equal, csv_documents, json_documents, lark_documents,
+                                          sampled_states)
+from tests.support.builds import JSON_GRAMMAR, LARK_GRAMMARS, Built, built
+from tests.support.data import corpus_path
+
+CASES = {
+    "json": (JSON_GRAMMAR, json_documents),
+    "lark": (LARK_GRAMMARS / "lark.lark", lark_documents),
+    "csv": ("grammars/lark-1.3.1-sdist/composition/csv.lark", csv_documents),
+}
+
+
+def grouped(name: str) -> Built:
+    grammar, _ = CASES[name]
+    return built(corpus_path(grammar) if isinstance(grammar, str) else grammar, "small-gpt2",
+                 dwa_groups="first-lexeme")
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_grouped_dwa_masks_equal_brute_force(name):
+    b = grouped(name)
+    assert b.artifact.metadata["dwa"]["n_groups"] > 1
+    assert_masks_equal(b, sampled_states(b, CASES[name][1](), 150, seed=11))
+
+
+def test_groups_are_gated_by_the_top_state():
+    """Some tops start fewer walks than there are groups: a group whose first terminals have no
+    action on the top is skipped."""
+    art = grouped("json").artifact
+    n_groups = art.metadata["dwa"]["n_groups"]
+    walks = [len(roots) for roots in art.dwa_roots]
+    assert 1 <= min(walks) < n_groups and max(walks) <= n_groups
+
+
+def test_lazily_built_dicts_give_the_same_masks(monkeypatch):
+    eager = built(JSON_GRAMMAR, "small-gpt2")
+    monkeypatch.setattr(glrmask_runtime.artifact, "EAGER_DWA_STATES", 0)
+    lazy = glrmask_runtime.load(eager.path)
+    assert len(lazy.dwa_edges) == 0 and len(lazy.row_maps) == 0     # nothing built at load
+    b = Built(lazy, eager.vocab, eager.compiled, eager.path)
+    states = sampled_states(b, json_documents(), 60, seed=12)
+    for matcher in states:
+        twin = eager.artifact.matcher()
+        twin._state = matcher._state
+        assert np.array_equal(matcher.mask(), twin.mask())
+    assert 0 < len(lazy.dwa_edges) <= lazy.n_dwa_states
