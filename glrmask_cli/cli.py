@@ -64,11 +64,11 @@ def tokenizers_command() -> None:
               help="Artifact path [default: GRAMMAR's stem + .glrm in the current directory].")
 @click.option("--start", default=None, help="Start rule [default: start].")
 @click.option("--eos-token", "eos_tokens", multiple=True, help="EOS token text or id (repeatable).")
-@click.option("--dwa-groups", type=click.Choice(["auto", "one", "first-lexeme"]), default="auto", show_default=True,
-              help="One Parser DWA for all tokens, one per first closed lexeme, or one unless it is too large.")
+@click.option("--layout", type=click.Choice(["auto", "one", "runtime-close", "grouped"]), default="auto",
+              show_default=True, help="Parser DWA layout (docs/ARCHITECTURE.md); auto: the first that fits.")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors.")
 @user_errors
-def build_command(grammar, tokenizer, tokenizer_pattern, output, start, eos_tokens, dwa_groups, quiet) -> None:
+def build_command(grammar, tokenizer, tokenizer_pattern, output, start, eos_tokens, layout, quiet) -> None:
     """Compile GRAMMAR (.lark) and a tokenizer vocabulary into an artifact."""
     from glrmask_cli.pipeline import build_artifact
 
@@ -76,7 +76,7 @@ def build_command(grammar, tokenizer, tokenizer_pattern, output, start, eos_toke
     if not quiet and sys.stderr.isatty():
         progress = _StageProgress()
     result = build_artifact(grammar, output, tokenizer=tokenizer, start=start, eos_tokens=eos_tokens,
-                            tokenizer_pattern=tokenizer_pattern, dwa_groups=dwa_groups, progress=progress)
+                            tokenizer_pattern=tokenizer_pattern, layout=layout, progress=progress)
     if progress is not None:
         progress.done()
     if not quiet:

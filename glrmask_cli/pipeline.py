@@ -11,23 +11,20 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Literal, Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
 from glrmask_cli import __version__
 from glrmask_cli.artifact import write_artifact
-from glrmask_cli.errors import LimitExceeded
 from glrmask_cli.grammar import GrammarSpec, load_grammar
 from glrmask_cli.lexer.scanner import build_lexer
 from glrmask_cli.parser.cfg import build_cfg
 from glrmask_cli.parser.lr import build_lr
 from glrmask_cli.parser.normalize import NormalizedGrammar, normalize
 from glrmask_cli.parser.stack_effects import EffectGraph, build_effect_graphs, max_read_depth
-from glrmask_cli.parser_dwa.determinize import ParserDWA, determinize
+from glrmask_cli.parser_dwa.layout import Layout, ParserDWABuild, build_parser_dwa
 from glrmask_cli.parser_dwa.rows import RowPool, build_rows
-from glrmask_cli.parser_dwa.groups import Group, by_first_lexeme, walk_roots, whole
-from glrmask_cli.parser_dwa.splice import MAX_NFA_NODES, build_read_nfa
 from glrmask_cli.terminal_dwa import TerminalDWA, build_terminal_dwa
 from glrmask_cli.vocab.registry import load_vocabulary
 from glrmask_cli.vocab.vocabulary import Vocabulary
@@ -35,7 +32,6 @@ from glrmask_runtime.artifact import ARTIFACT_KIND
 from glrmask_runtime.tables import LexerTables, LRTables
 
 Progress = Callable[[str], None]   # called with a stage name when the stage starts
-DWAGroups = Literal["auto", "one", "first-lexeme"]
 
 
 @dataclass
@@ -68,7 +64,7 @@ def _end(timings: dict[str, float], name: str) -> None:
 
 def compile_grammar(grammar_path: str | os.PathLike, *, tokenizer: str | Vocabulary = "gpt2",
                     start: str | None = None, eos_tokens: Sequence[str] = (),
-                    tokenizer_pattern: str | None = None, dwa_groups: DWAGroups = "auto",
+                    tokenizer_pattern: str | None = None, layout: Layout = "auto",
                     progress: Progress | None = None) -> Compiled:
     """Run every stage up to the row pool."""
     t: dict[str, float] = {}
@@ -89,51 +85,25 @@ def compile_grammar(grammar_path: str | os.PathLike, *, tokenizer: str | Vocabul
         tokenizer, pattern=tokenizer_pattern, eos_tokens=eos_tokens)
     _end(t, "vocabulary")
     _stage(t, progress, "terminal DWA")
-    tdwa = build_terminal_dwa(lexer_build.tables, vocab.token_bytes, vocab.special_ids, vocab.eos_ids)
+    tdwas: dict[bool, TerminalDWA] = {}
+
+    def terminal_dwa(close_at_runtime: bool) -> TerminalDWA:
+        if close_at_runtime not in tdwas:
+            tdwas[close_at_runtime] = build_terminal_dwa(lexer_build.tables, vocab.token_bytes, vocab.special_ids,
+                                                         vocab.eos_ids, close_at_runtime)
+        return tdwas[close_at_runtime]
+
+    terminal_dwa(layout not in ("auto", "one"))
     _end(t, "terminal DWA")
     _stage(t, progress, "parser DWA")
-    dwa = build_parser_dwa(tdwa, lexer_build.tables, effects, lr, dwa_groups)
+    dwa = build_parser_dwa(terminal_dwa, lexer_build.tables, effects, lr, layout)
+    tdwa = dwa.terminal_dwa
     _end(t, "parser DWA")
     _stage(t, progress, "rows")
     rows = build_rows(dwa.dwa, tdwa)
     _end(t, "rows")
     return Compiled(grammar, lexer_build.tables, tuple(lexer_build.warnings), normalized, lr, conflicts,
                     effects, vocab, tdwa, dwa, rows, t)
-
-
-WHOLE_NFA_BUDGET = 400_000   # read-NFA nodes tried for one group before splitting by first lexeme
-
-
-@dataclass(frozen=True)
-class ParserDWABuild:
-    dwa: ParserDWA
-    groups: tuple[Group, ...]
-    walk_roots: tuple[np.ndarray, np.ndarray]    # CSR: LR state -> DWA roots (groups.walk_roots)
-
-
-def build_parser_dwa(tdwa: TerminalDWA, lexer: LexerTables, effects: Sequence[EffectGraph],
-                     lr: LRTables, dwa_groups: DWAGroups = "auto") -> ParserDWABuild:
-    """Splice stack effects into the outcomes, then determinize and minimize: one group ("one"), one
-    per first closed lexeme ("first-lexeme", parser_dwa/groups.py) or, "auto", one if its read NFA
-    stays within WHOLE_NFA_BUDGET nodes, else one per first closed lexeme."""
-    term_sets = [lexer.term_set(i) for i in range(lexer.n_term_sets)]
-    ignored = frozenset(int(t) for t in lexer.ignored)
-    has_action = (np.diff(lr.action_offsets) > 0).reshape(lr.n_states, lr.n_terminals)
-
-    def read_nfa(group: Group, max_nodes: int = MAX_NFA_NODES):
-        return build_read_nfa(tdwa, term_sets, effects, has_action, ignored, lr.end_terminal, group, max_nodes)
-
-    if dwa_groups != "first-lexeme":
-        groups = whole(tdwa)
-        try:
-            dwa = determinize([read_nfa(groups[0], WHOLE_NFA_BUDGET if dwa_groups == "auto" else MAX_NFA_NODES)])
-            return ParserDWABuild(dwa, tuple(groups), walk_roots(dwa, groups, tdwa, term_sets, ignored, has_action))
-        except LimitExceeded:
-            if dwa_groups == "one":
-                raise
-    groups = by_first_lexeme(tdwa)
-    dwa = determinize(read_nfa(group) for group in groups)
-    return ParserDWABuild(dwa, tuple(groups), walk_roots(dwa, groups, tdwa, term_sets, ignored, has_action))
 
 
 def artifact_sections(c: Compiled) -> dict[str, np.ndarray]:
@@ -158,7 +128,8 @@ def artifact_sections(c: Compiled) -> dict[str, np.ndarray]:
         "dwa.default": i32(c.parser_dwa.dwa.default), "dwa.accept_of": i32(c.rows.accept_of),
         "dwa.root_offsets": i32(root_offsets), "dwa.roots": i32(roots),
         "rows.q_offsets": i32(c.rows.q_offsets), "rows.q_accepts": i32(c.rows.q_accepts),
-        "rows.q_rows": i32(c.rows.q_rows),
+        "rows.q_rows": i32(c.rows.q_rows), "rows.close_offsets": i32(c.rows.close_offsets),
+        "rows.close_sets": i32(c.rows.close_sets), "rows.close_rows": i32(c.rows.close_rows),
         "rows.bits": np.ascontiguousarray(c.rows.rows, dtype="<u4"),
         "vocab.token_offsets": token_offsets,
         "vocab.token_data": np.frombuffer(b"".join(c.vocab.token_bytes), dtype=np.uint8),
@@ -180,7 +151,8 @@ def artifact_metadata(c: Compiled) -> dict:
                    "n_rules": int(c.lr.rule_len.shape[0]), "rewrites": list(c.normalized.rewrites),
                    "max_read_depth": max_read_depth(c.effects)},
         "dwa": {"n_states": c.parser_dwa.dwa.n_states, "n_transitions": c.parser_dwa.dwa.n_transitions,
-                "depth": c.parser_dwa.dwa.depth(), "n_groups": len(c.parser_dwa.groups),
+                "depth": c.parser_dwa.dwa.depth(), "layout": c.parser_dwa.layout,
+                "n_groups": len(c.parser_dwa.groups),
                 "n_outcomes": len(c.terminal_dwa.outcomes),
                 "n_token_classes": c.terminal_dwa.n_classes, "n_rows": int(c.rows.rows.shape[0])},
     }
@@ -197,11 +169,11 @@ class BuildResult:
 def build_artifact(grammar_path: str | os.PathLike, out_path: str | os.PathLike | None = None, *,
                    tokenizer: str | Vocabulary = "gpt2", start: str | None = None,
                    eos_tokens: Sequence[str] = (), tokenizer_pattern: str | None = None,
-                   dwa_groups: DWAGroups = "auto", progress: Progress | None = None) -> BuildResult:
+                   layout: Layout = "auto", progress: Progress | None = None) -> BuildResult:
     """Compile and write the artifact (default: `<grammar stem>.glrm` in the current directory)."""
     began = time.perf_counter()
     compiled = compile_grammar(grammar_path, tokenizer=tokenizer, start=start, eos_tokens=eos_tokens,
-                               tokenizer_pattern=tokenizer_pattern, dwa_groups=dwa_groups, progress=progress)
+                               tokenizer_pattern=tokenizer_pattern, layout=layout, progress=progress)
     out = Path(out_path) if out_path is not None else Path.cwd() / (Path(grammar_path).stem + ".glrm")
     if progress is not None:
         progress("artifact")

@@ -8,6 +8,10 @@ the open lexeme at end of output, then END".
 Policy: tokens are first grouped into classes whose bytes map to the same lexer byte classes (they
 behave identically from every state); the scan then runs over classes, vectorized with numpy one byte
 column at a time. Closed lexemes whose terminals are all %ignore'd are left out of the sequence.
+With `close_at_runtime`, a token whose first byte cannot extend the open lexeme gets no outcome:
+it closes that lexeme as the terminal set `class_close[q, c]` and is then a token from START, which
+the runtime decides by closing the lexeme on the real stack (most outcomes of deep grammars are of
+this kind: every punctuation token after every complete lexeme).
 """
 
 from __future__ import annotations
@@ -38,6 +42,8 @@ class TerminalDWA:
     of tokens that are never allowed (special tokens other than EOS, empty tokens).
     class_outcome[q, c]: outcome id (index into `outcomes`) or NO_OUTCOME, shape
     (n_lexer_states, n_classes + 2).
+    class_close[q, c]: term-set id the open lexeme closes as when class c's first byte cannot extend
+    it (the token is then decided from START at run time), else 0; all 0 unless closes are deferred.
     """
 
     trie_parent: np.ndarray
@@ -46,6 +52,7 @@ class TerminalDWA:
     class_of_token: np.ndarray
     class_outcome: np.ndarray
     n_classes: int
+    class_close: np.ndarray
 
     @property
     def eos_class(self) -> int:
@@ -160,7 +167,7 @@ def _scan_from(lexer: LexerTables, state: int, matrix: np.ndarray, active: np.nd
 
 
 def build_terminal_dwa(lexer: LexerTables, token_bytes: Sequence[bytes], special_ids: frozenset[int],
-                       eos_ids: Sequence[int]) -> TerminalDWA:
+                       eos_ids: Sequence[int], close_at_runtime: bool = False) -> TerminalDWA:
     """Compute every (lexer state, token) outcome; see the module docstring."""
     never = np.zeros(len(token_bytes), dtype=bool)
     never[sorted(special_ids - set(eos_ids))] = True
@@ -177,12 +184,20 @@ def build_terminal_dwa(lexer: LexerTables, token_bytes: Sequence[bytes], special
 
     outcome_index: dict[tuple[int, int], int] = {}
     class_outcome = np.full((lexer.n_states, n_classes + 2), NO_OUTCOME, dtype=np.int32)
+    class_close = np.zeros((lexer.n_states, n_classes + 2), dtype=np.int32)
+    first = matrix[:, 0] if matrix.shape[1] else np.zeros(0, dtype=np.uint8)
     for state in range(1, lexer.n_states):
-        nodes, ends = _scan_from(lexer, state, matrix, active, trie)
+        scanned = np.ones(n_classes, dtype=bool)          # rows of `matrix` (sorted by length)
+        if close_at_runtime and state != START:
+            closes = lexer.transitions[state, first] == DEAD
+            class_close[state, order[closes]] = lexer.close_sets[state, first[closes]]
+            scanned = ~closes
+        kept = np.flatnonzero(scanned)
+        nodes, ends = _scan_from(lexer, state, matrix[kept], _active_of(active, scanned), trie)
         finals = lexer.viable_sets[ends]
         alive = (ends != DEAD) & (finals != 0)
         row = np.full(n_classes, NO_OUTCOME, dtype=np.int32)
-        row[order[alive]] = _intern_outcomes(outcome_index, nodes[alive], finals[alive])
+        row[order[kept[alive]]] = _intern_outcomes(outcome_index, nodes[alive], finals[alive])
         class_outcome[state, :n_classes] = row
         class_outcome[state, n_classes] = _eos_outcome(lexer, state, trie, outcome_index)
 
@@ -194,7 +209,14 @@ def build_terminal_dwa(lexer: LexerTables, token_bytes: Sequence[bytes], special
         class_of_token=class_of_token,
         class_outcome=class_outcome,
         n_classes=n_classes,
+        class_close=class_close,
     )
+
+
+def _active_of(active: np.ndarray, kept: np.ndarray) -> np.ndarray:
+    """`active` (rows still scanning at each column, rows sorted by length) for the kept rows only."""
+    before = np.concatenate([[0], np.cumsum(kept)])
+    return before[active]
 
 
 def _intern_outcomes(index: dict[tuple[int, int], int], nodes: np.ndarray, finals: np.ndarray) -> np.ndarray:

@@ -25,6 +25,9 @@ class RowPool:
     q_offsets: np.ndarray  # int32 (n_lexer_states + 1,): lexer state q's entries are [q_offsets[q], q_offsets[q+1])
     q_accepts: np.ndarray  # int32: accept ids with a non-empty row at q, sorted
     q_rows: np.ndarray     # int32: their rows
+    close_offsets: np.ndarray  # int32 (n_lexer_states + 1,): q's runtime closes are [close_offsets[q], ...[q+1])
+    close_sets: np.ndarray     # int32: term set the open lexeme closes as (terminal_dwa class_close)
+    close_rows: np.ndarray     # int32: the tokens that close it so (their first byte cannot extend it)
 
 
 def words_per_row(vocab_size: int) -> int:
@@ -96,7 +99,15 @@ def build_rows(dwa: ParserDWA, tdwa: TerminalDWA) -> RowPool:
             q_accepts.append(accept)
             q_rows.append(row)
         q_offsets.append(len(q_rows))
+    close_offsets, close_sets, close_rows = [0], [], []
+    for q in range(n_lexer_states):
+        closes = tdwa.class_close[q]
+        for term_set in np.unique(closes[closes != 0]).tolist():
+            close_sets.append(term_set)
+            close_rows.append(token_row_id(closes == term_set))
+        close_offsets.append(len(close_rows))
     rows = np.stack(token_rows) if token_rows else np.zeros((1, words_per_row(vocab_size)), dtype="<u4")
     i32 = lambda values: np.asarray(values, dtype=np.int32)  # noqa: E731
     return RowPool(rows=np.ascontiguousarray(rows, dtype="<u4"), accept_of=accept_of,
-                   q_offsets=i32(q_offsets), q_accepts=i32(q_accepts), q_rows=i32(q_rows))
+                   q_offsets=i32(q_offsets), q_accepts=i32(q_accepts), q_rows=i32(q_rows),
+                   close_offsets=i32(close_offsets), close_sets=i32(close_sets), close_rows=i32(close_rows))

@@ -44,11 +44,15 @@ SECTIONS = {
 # Format 2: the roots of the DWA's groups a walk takes from a top in LR state p are
 # dwa.roots[dwa.root_offsets[p]:dwa.root_offsets[p + 1]]; the row of (DWA state d, lexer state q) is
 # rows.q_rows[i] where rows.q_accepts[i] == dwa.accept_of[d], i in [rows.q_offsets[q], rows.q_offsets[q + 1]),
-# else row 0. Format 1: one root (state 0) and a dense (n_lexer_states, n_dwa_states) row table.
+# else row 0. At lexer state q, tokens rows.close_rows[j] close the open lexeme as term set
+# rows.close_sets[j] (j in [rows.close_offsets[q], rows.close_offsets[q + 1])) and are then decided by
+# the walks from START on the stacks after it. Format 1: one root (state 0), a dense
+# (n_lexer_states, n_dwa_states) row table, no closes.
 SECTIONS_BY_VERSION = {
     1: {"dwa.row_by_lexer_state": ("<i4", 2)},
     2: {"dwa.root_offsets": ("<i4", 1), "dwa.roots": ("<i4", 1), "dwa.accept_of": ("<i4", 1),
-        "rows.q_offsets": ("<i4", 1), "rows.q_accepts": ("<i4", 1), "rows.q_rows": ("<i4", 1)},
+        "rows.q_offsets": ("<i4", 1), "rows.q_accepts": ("<i4", 1), "rows.q_rows": ("<i4", 1),
+        "rows.close_offsets": ("<i4", 1), "rows.close_sets": ("<i4", 1), "rows.close_rows": ("<i4", 1)},
 }
 
 
@@ -85,11 +89,14 @@ class Artifact:
         if self.container.format_version == 1:
             self.dwa_roots = [(0,)] * self.lr.n_states
             self.accept_of, self.row_maps = _dense_row_maps(s["dwa.row_by_lexer_state"])
+            self.closes: list[tuple[tuple[int, int], ...]] = [()] * self.lexer.n_states
         else:
             offsets, roots = s["dwa.root_offsets"].tolist(), s["dwa.roots"].tolist()
             self.dwa_roots = [tuple(roots[lo:hi]) for lo, hi in zip(offsets, offsets[1:])]
             self.accept_of = s["dwa.accept_of"].tolist() if eager else s["dwa.accept_of"]
             self.row_maps = _CSRDicts(s["rows.q_offsets"], s["rows.q_accepts"], s["rows.q_rows"], eager)
+            offsets, sets, rows = (s[f"rows.close_{n}"].tolist() for n in ("offsets", "sets", "rows"))
+            self.closes = [tuple(zip(sets[lo:hi], rows[lo:hi])) for lo, hi in zip(offsets, offsets[1:])]
         self._bool_rows: dict[int, np.ndarray] = {}
         _prefault(self.rows)
 
@@ -197,6 +204,9 @@ def _validate_tables(art: Artifact) -> None:
         _check(s["rows.q_offsets"].shape == (n_lex + 1,) and _monotone(s["rows.q_offsets"], s["rows.q_accepts"].size)
                and s["rows.q_rows"].shape == s["rows.q_accepts"].shape, p, "row table offsets")
         _check(_in_range(s["rows.q_accepts"], 0, n_accept) and _in_range(s["rows.q_rows"], 0, n_rows), p, "row table")
+        _check(s["rows.close_offsets"].shape == (n_lex + 1,) and _monotone(s["rows.close_offsets"], s["rows.close_sets"].size)
+               and s["rows.close_rows"].shape == s["rows.close_sets"].shape, p, "close table offsets")
+        _check(_in_range(s["rows.close_sets"], 1, n_sets) and _in_range(s["rows.close_rows"], 0, n_rows), p, "close table")
     else:
         row_table = s["dwa.row_by_lexer_state"]
         _check(row_table.shape == (n_lex, n_dwa) and _in_range(row_table, 0, n_rows), p, "DWA row table")

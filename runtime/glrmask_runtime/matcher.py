@@ -16,6 +16,7 @@ import numpy as np
 
 from glrmask_runtime.errors import InputRejected, TokenRejected
 from glrmask_runtime.recognizer import ParseState
+from glrmask_runtime.tables import START
 
 _NO_STATE = -1
 _INT32 = np.dtype(np.int32)   # native int32: a byte-swapped array is refused like any other dtype
@@ -40,14 +41,11 @@ class Matcher:
 
     # ----- masks -------------------------------------------------------------------------------
 
-    def _row_ids(self) -> list[int]:
-        """The pool rows whose union is the current mask."""
-        if self._finished:
-            return [0]
+    def _row_ids(self, lexer_state: int, stacks) -> list[int]:
+        """The pool rows whose union is the DWA's mask at `lexer_state` on `stacks`."""
         art = self._art
-        row_map, accept_of = art.row_maps[self._state.lexer_state], art.accept_of
+        row_map, accept_of = art.row_maps[lexer_state], art.accept_of
         edges, default, roots_of = art.dwa_edges, art.dwa_default, art.dwa_roots
-        stacks = self._state.stacks
         if len(stacks) == 1:
             node = stacks[0]
             roots = roots_of[node.state]
@@ -69,6 +67,28 @@ class Matcher:
         return _dag_rows(_Rows(row_map, accept_of), edges, default,
                          [(node, root) for node in stacks for root in roots_of[node.state]])
 
+    def _mask(self) -> int | np.ndarray:
+        """The current mask: a pool row id, or the packed words of a mask computed for this step.
+
+        Tokens whose first byte closes the open lexeme (artifacts with the runtime-close layout) are
+        decided here: close the lexeme on the real stacks, walk the DWA from START on the result and
+        keep the tokens that close it that way."""
+        if self._finished:
+            return 0
+        art, state = self._art, self._state
+        row_ids = self._row_ids(state.lexer_state, state.stacks)
+        closes = art.closes[state.lexer_state]
+        if not closes and len(row_ids) == 1:
+            return row_ids[0]
+        pool = art.rows
+        words = np.bitwise_or.reduce(pool[row_ids], axis=0)
+        for set_id, closing_tokens in closes:
+            stacks = art.recognizer.close_lexeme(state.stacks, set_id)
+            if stacks:
+                after = np.bitwise_or.reduce(pool[self._row_ids(START, stacks)], axis=0)
+                words |= pool[closing_tokens] & after
+        return words
+
     def fill_bitmask(self, bitmask: np.ndarray, index: int = 0) -> None:
         """Write the allowed tokens into row `index` of an int32 (batch, ceil(vocab/32)) bitmask.
 
@@ -77,25 +97,20 @@ class Matcher:
         if bitmask.dtype is not _INT32 or bitmask.ndim != 2 or bitmask.shape[1] != self._art.rows.shape[1]:
             raise TypeError(f"bitmask must be int32 of shape (batch, {self._art.rows.shape[1]}), "
                             f"got {bitmask.dtype} {bitmask.shape}")
-        row_ids = self._row_ids()
-        pool = self._art.rows_int32
-        if len(row_ids) == 1:
-            bitmask[index] = pool[row_ids[0]]
-        else:
-            np.bitwise_or.reduce(pool[row_ids], axis=0, out=bitmask[index])
+        mask = self._mask()
+        bitmask[index] = self._art.rows_int32[mask] if type(mask) is int else mask.view(np.int32)
 
     def mask(self) -> np.ndarray:
         """The allowed tokens as a bool array of shape (vocab_size,). May be a read-only view."""
-        row_ids = self._row_ids()
-        if len(row_ids) == 1:
-            return self._art.bool_row(row_ids[0])
-        words = np.bitwise_or.reduce(self._art.rows[row_ids], axis=0)
-        return np.unpackbits(words.view(np.uint8), bitorder="little")[:self._art.vocab_size].view(bool)
+        mask = self._mask()
+        if type(mask) is int:
+            return self._art.bool_row(mask)
+        return np.unpackbits(mask.view(np.uint8), bitorder="little")[:self._art.vocab_size].view(bool)
 
     def is_allowed(self, token_id: int) -> bool:
-        word, bit = token_id >> 5, 1 << (token_id & 31)
-        pool = self._art.rows
-        return any(int(pool[row, word]) & bit for row in self._row_ids())
+        mask = self._mask()
+        words = self._art.rows[mask] if type(mask) is int else mask
+        return bool(int(words[token_id >> 5]) & (1 << (token_id & 31)))
 
     def is_accepting(self) -> bool:
         """True iff EOS is allowed now: the output so far is a complete sentence."""

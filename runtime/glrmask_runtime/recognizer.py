@@ -57,7 +57,7 @@ class Recognizer:
             raise self._scan_error(state, data, e) from None
         stacks = state.stacks
         for k, set_id in enumerate(closed):
-            stacks = self._shift_lexeme(stacks, set_id)
+            stacks = self.close_lexeme(stacks, set_id)
             if not stacks:
                 start, _ = _lexeme_span(self.lexer, state.lexer_state, data, k)
                 terms = self._sets[set_id][0]
@@ -83,7 +83,7 @@ class Recognizer:
             set_id = self.scanner.close(state.lexer_state)
             if set_id == 0:
                 return False
-            stacks = self._shift_lexeme(stacks, set_id)
+            stacks = self.close_lexeme(stacks, set_id)
         return bool(stacks) and self.parser.accepts_end(stacks)
 
     def expected(self, state: ParseState) -> tuple[str, ...]:
@@ -91,7 +91,7 @@ class Recognizer:
         stacks = state.stacks
         if state.lexer_state != START:
             set_id = self.scanner.close(state.lexer_state)
-            closed = self._shift_lexeme(stacks, set_id) if set_id else ()
+            closed = self.close_lexeme(stacks, set_id) if set_id else ()
             stacks = closed or stacks
         return self._expected(stacks)
 
@@ -109,7 +109,8 @@ class Recognizer:
             return InputRejected(pos, what, expected)
         return InputRejected(pos, f"no terminal starts {_excerpt(data, pos)}", expected)
 
-    def _shift_lexeme(self, stacks: tuple[GSSNode, ...], set_id: int) -> tuple[GSSNode, ...]:
+    def close_lexeme(self, stacks: tuple[GSSNode, ...], set_id: int) -> tuple[GSSNode, ...]:
+        """The stacks after a lexeme of term set `set_id` (ignored terminals keep the stacks as they are)."""
         terms, keep = self._sets[set_id]
         shifted = self.parser.shift(stacks, terms) if terms else ()
         if not keep:
@@ -144,7 +145,7 @@ def _previous(r: Recognizer, state: ParseState, data: bytes, k: int) -> tuple[GS
     closed, _ = r.scanner.scan(state.lexer_state, data)
     stacks = state.stacks
     for set_id in closed[:k]:
-        stacks = r._shift_lexeme(stacks, set_id)
+        stacks = r.close_lexeme(stacks, set_id)
     return stacks
 
 

@@ -1,7 +1,8 @@
-"""A Parser DWA split into one group per first closed lexeme gives exactly the masks of brute force
-(and so of the one-group DWA): the gate (walk a group only from tops with an action on its first
-terminals), the walks from several roots and the OR of their rows. Also: big artifacts build their
-edge and row dicts lazily, with the same masks."""
+"""Every Parser DWA layout gives exactly the masks of brute force: "runtime-close" (tokens that close
+the open lexeme with their first byte are decided on the real stack, from START) and "grouped" (one
+automaton per first closed lexeme: the gate that walks a group only from tops with an action on its
+first terminals, the walks from several roots and the OR of their rows). Also: big artifacts build
+their edge and row dicts lazily, with the same masks."""
 
 from __future__ import annotations
 
@@ -22,17 +23,25 @@ CASES = {
 }
 
 
-def grouped(name: str) -> Built:
+def grouped(name: str, layout: str = "grouped") -> Built:
     grammar, _ = CASES[name]
-    return built(corpus_path(grammar) if isinstance(grammar, str) else grammar, "small-gpt2",
-                 dwa_groups="first-lexeme")
+    return built(corpus_path(grammar) if isinstance(grammar, str) else grammar, "small-gpt2", layout=layout)
 
 
+@pytest.mark.parametrize("layout", ["runtime-close", "grouped"])
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_grouped_dwa_masks_equal_brute_force(name):
-    b = grouped(name)
-    assert b.artifact.metadata["dwa"]["n_groups"] > 1
+def test_layout_masks_equal_brute_force(name, layout):
+    b = grouped(name, layout)
+    assert b.artifact.metadata["dwa"]["layout"] == layout
+    assert (b.artifact.metadata["dwa"]["n_groups"] > 1) == (layout == "grouped")
+    assert any(b.artifact.closes)          # some lexer states close their lexeme at run time
     assert_masks_equal(b, sampled_states(b, CASES[name][1](), 150, seed=11))
+
+
+def test_runtime_close_leaves_fewer_outcomes():
+    one, closing = grouped("json", "one"), grouped("json", "runtime-close")
+    assert len(closing.compiled.terminal_dwa.outcomes) < len(one.compiled.terminal_dwa.outcomes)
+    assert not any(one.artifact.closes)
 
 
 def test_groups_are_gated_by_the_top_state():

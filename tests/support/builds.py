@@ -46,9 +46,9 @@ def vocabulary(spec: str) -> Vocabulary:
 
 @functools.lru_cache(maxsize=None)
 def built(grammar: str | os.PathLike, tokenizer: str = "gpt2", start: str | None = None,
-          dwa_groups: str = "auto") -> Built:
+          layout: str = "auto") -> Built:
     vocab = vocabulary(tokenizer)
     tag = hashlib.sha256(str(Path(grammar).resolve()).encode()).hexdigest()[:8]   # same stem, other file
-    out = _OUT / f"{Path(grammar).stem}-{tag}-{start or 'start'}-{Path(tokenizer).name}-{dwa_groups}.glrm"
-    result = build_artifact(grammar, out, tokenizer=vocab, start=start, dwa_groups=dwa_groups)
+    out = _OUT / f"{Path(grammar).stem}-{tag}-{start or 'start'}-{Path(tokenizer).name}-{layout}.glrm"
+    result = build_artifact(grammar, out, tokenizer=vocab, start=start, layout=layout)
     return Built(glrmask_runtime.load(out), vocab, result.compiled, out)

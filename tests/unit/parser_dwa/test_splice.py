@@ -82,7 +82,7 @@ def make_tdwa(path_list):
         if outcome not in outcomes:
             outcomes.append(outcome)
     empty = np.zeros((0, 0), dtype=np.int32)
-    return TerminalDWA(np.array(parent), np.array(tset), tuple(outcomes), np.zeros(0, np.int32), empty, 0)
+    return TerminalDWA(np.array(parent), np.array(tset), tuple(outcomes), np.zeros(0, np.int32), empty, 0, empty)
 
 
 def simulate(tdwa, outcome, by_terminal, stack):

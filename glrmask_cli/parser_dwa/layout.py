@@ -1,0 +1,63 @@
+"""Stage 6 (policy): which Parser DWA layout an artifact gets, trying the fastest first.
+
+- "one": one automaton for every outcome; a mask is one walk and one row (json, lark.lark, verilog).
+- "runtime-close": tokens whose first byte cannot extend the open lexeme get no outcome; the runtime
+  closes that lexeme on the real stack and asks the DWA from START (terminal_dwa.py). On deep
+  grammars this removes most outcomes (python eval_input x gpt2: 24,458 -> about 1,000).
+- "grouped": runtime-close plus one automaton per first closed lexeme (groups.py), walked only from
+  tops that can take that lexeme.
+"auto" takes the first layout whose read NFA stays within WHOLE_NFA_BUDGET nodes (the last one
+without that budget). Every layout gives the same masks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Literal, Sequence
+
+import numpy as np
+from glrmask_runtime.tables import LexerTables, LRTables
+
+from glrmask_cli.errors import LimitExceeded
+from glrmask_cli.parser.stack_effects import EffectGraph
+from glrmask_cli.parser_dwa.determinize import ParserDWA, determinize
+from glrmask_cli.parser_dwa.groups import Group, by_first_lexeme, walk_roots, whole
+from glrmask_cli.parser_dwa.splice import MAX_NFA_NODES, build_read_nfa
+from glrmask_cli.terminal_dwa import TerminalDWA
+
+Layout = Literal["auto", "one", "runtime-close", "grouped"]
+AUTO_ORDER: tuple[Layout, ...] = ("one", "runtime-close", "grouped")
+WHOLE_NFA_BUDGET = 400_000   # read-NFA nodes "auto" allows a layout before trying the next one
+
+
+@dataclass(frozen=True)
+class ParserDWABuild:
+    layout: Layout
+    terminal_dwa: TerminalDWA
+    dwa: ParserDWA
+    groups: tuple[Group, ...]
+    walk_roots: tuple[np.ndarray, np.ndarray]    # CSR: LR state -> DWA roots (groups.walk_roots)
+
+
+def build_parser_dwa(terminal_dwa: Callable[[bool], TerminalDWA], lexer: LexerTables,
+                     effects: Sequence[EffectGraph], lr: LRTables, layout: Layout = "auto") -> ParserDWABuild:
+    """Splice stack effects into the outcomes, determinize and minimize, in the given layout (see the
+    module docstring). `terminal_dwa(close_at_runtime)` builds (or returns) the Terminal DWA."""
+    term_sets = [lexer.term_set(i) for i in range(lexer.n_term_sets)]
+    ignored = frozenset(int(t) for t in lexer.ignored)
+    has_action = (np.diff(lr.action_offsets) > 0).reshape(lr.n_states, lr.n_terminals)
+    tried = AUTO_ORDER if layout == "auto" else (layout,)
+    for name in tried:
+        tdwa = terminal_dwa(name != "one")
+        groups = by_first_lexeme(tdwa) if name == "grouped" else whole(tdwa)
+        budget = WHOLE_NFA_BUDGET if name != tried[-1] else MAX_NFA_NODES
+        try:
+            dwa = determinize(build_read_nfa(tdwa, term_sets, effects, has_action, ignored, lr.end_terminal,
+                                             group, budget) for group in groups)
+        except LimitExceeded:
+            if name == tried[-1]:
+                raise
+            continue
+        return ParserDWABuild(name, tdwa, dwa, tuple(groups),
+                              walk_roots(dwa, groups, tdwa, term_sets, ignored, has_action))
+    raise AssertionError("unreachable: the last layout either returns or raises")
