@@ -14,7 +14,7 @@ from typing import Sequence
 
 import numpy as np
 
-from glrmask_cli.parser_dwa.determinize import ParserDWA
+from glrmask_cli.parser_dwa.determinize import NO_STATE, ParserDWA
 from glrmask_cli.terminal_dwa import TerminalDWA
 
 
@@ -55,8 +55,14 @@ def walk_roots(dwa: ParserDWA, groups: Sequence[Group], tdwa: TerminalDWA, term_
         elif terminals:
             gated[g] = has_action[:, terminals].any(axis=1)
     roots = np.asarray(dwa.roots, dtype=np.int64)
-    per_state = [np.unique(roots[gated[:, p]]) for p in range(n_lr)]
+    per_state = [np.asarray([r for r in np.unique(roots[gated[:, p]]).tolist() if _matters(dwa, r, p)], dtype=np.int64)
+                 for p in range(n_lr)]
     offsets = np.zeros(n_lr + 1, dtype=np.int64)
     offsets[1:] = np.cumsum([len(r) for r in per_state])
     flat = np.concatenate(per_state) if per_state else np.zeros(0, dtype=np.int64)
     return offsets, flat
+
+
+def _matters(dwa: ParserDWA, root: int, top: int) -> bool:
+    """False iff a walk from `root` stops at once on `top` with nothing accepted (it adds row 0)."""
+    return dwa.outcomes[root] != 0 or dwa.edges[root].get(top, dwa.default[root]) != NO_STATE

@@ -31,13 +31,14 @@ class Matcher:
         >>> m.commit(int(token_id))       # raises TokenRejected if not allowed
     """
 
-    __slots__ = ("_art", "_state", "_finished", "_history")
+    __slots__ = ("_art", "_state", "_finished", "_history", "_cached")
 
     def __init__(self, artifact, state: ParseState | None = None):
         self._art = artifact
         self._state = state if state is not None else artifact.recognizer.initial()
         self._finished = False
         self._history: list[tuple[ParseState, bool]] = []
+        self._cached: tuple[ParseState, int | np.ndarray] | None = None   # the last state's mask
 
     # ----- masks -------------------------------------------------------------------------------
 
@@ -46,12 +47,13 @@ class Matcher:
         art = self._art
         row_map, accept_of = art.row_maps[lexer_state], art.accept_of
         edges, default, roots_of = art.dwa_edges, art.dwa_default, art.dwa_roots
-        if len(stacks) == 1:
-            node = stacks[0]
-            roots = roots_of[node.state]
-            if len(roots) != 1:
-                return _dag_rows(_Rows(row_map, accept_of), edges, default, [(node, root) for root in roots])
-            d = roots[0]
+        if len(stacks) != 1:
+            return _dag_rows(_Rows(row_map, accept_of), edges, default,
+                             [(node, root) for node in stacks for root in roots_of[node.state]])
+        top = stacks[0]
+        found = []
+        for d in roots_of[top.state]:     # one walk per group; a linear stack needs no bookkeeping
+            node = top
             while True:
                 nxt = edges[d].get(node.state, default[d])
                 if nxt == _NO_STATE:
@@ -60,12 +62,13 @@ class Matcher:
                 parents = node.parents
                 if len(parents) != 1:
                     if parents:   # a merged GSS node: finish with the general walk
-                        return _dag_rows(_Rows(row_map, accept_of), edges, default, [(p, d) for p in parents])
+                        found += _dag_rows(_Rows(row_map, accept_of), edges, default, [(p, d) for p in parents])
+                        d = -1
                     break
                 node = parents[0]
-            return [row_map.get(accept_of[d], 0)]
-        return _dag_rows(_Rows(row_map, accept_of), edges, default,
-                         [(node, root) for node in stacks for root in roots_of[node.state]])
+            if d >= 0:
+                found.append(row_map.get(accept_of[d], 0))
+        return found
 
     def _mask(self) -> int | np.ndarray:
         """The current mask: a pool row id, or the packed words of a mask computed for this step.
@@ -76,18 +79,23 @@ class Matcher:
         if self._finished:
             return 0
         art, state = self._art, self._state
+        cached = self._cached
+        if cached is not None and cached[0] is state:     # mask() then commit() on one state
+            return cached[1]
         row_ids = self._row_ids(state.lexer_state, state.stacks)
         closes = art.closes[state.lexer_state]
         if not closes and len(row_ids) == 1:
-            return row_ids[0]
-        pool = art.rows
-        words = np.bitwise_or.reduce(pool[row_ids], axis=0)
-        for set_id, closing_tokens in closes:
-            stacks = art.recognizer.close_lexeme(state.stacks, set_id)
-            if stacks:
-                after = np.bitwise_or.reduce(pool[self._row_ids(START, stacks)], axis=0)
-                words |= pool[closing_tokens] & after
-        return words
+            mask = row_ids[0]
+        else:
+            pool = art.rows
+            mask = np.bitwise_or.reduce(pool[row_ids], axis=0)
+            for set_id, closing_tokens in closes:
+                stacks = art.recognizer.close_lexeme(state.stacks, set_id)
+                if stacks:
+                    after = np.bitwise_or.reduce(pool[self._row_ids(START, stacks)], axis=0)
+                    mask |= pool[closing_tokens] & after
+        self._cached = (state, mask)
+        return mask
 
     def fill_bitmask(self, bitmask: np.ndarray, index: int = 0) -> None:
         """Write the allowed tokens into row `index` of an int32 (batch, ceil(vocab/32)) bitmask.
