@@ -1,9 +1,13 @@
-"""An artifact written by an earlier compiler keeps loading and gives the masks today's compiler gives.
+"""Artifacts written by earlier compilers keep loading and give the masks today's compiler gives.
 
-`tests/data/compat/json-small-gpt2.format1.glrm` was written by glrmask 0.1.0 at commit c50abc2 (the
-first canonical-LR(1) build) from grammars/json.lark and the 4,001-token `small-gpt2` vocabulary of
-tests/support/builds.py. Format 2 (group roots) reads it as one group rooted at state 0. Remove it only when format 1 stops
-being readable (READABLE_VERSIONS), never to make this pass.
+Both fixtures are json.lark (grammars/) with the 4,001-token `small-gpt2` vocabulary of
+tests/support/builds.py:
+- `json-small-gpt2.format1.glrm`: glrmask 0.1.0 at commit c50abc2 (the first canonical-LR(1) build);
+  format 1 is read as one group rooted at state 0 with a dense row table.
+- `json-small-gpt2.format2.glrm`: glrmask 0.1.0 at commit 82a3838, `--layout grouped` (13 group
+  roots, the sparse row table, runtime closes), so every format-2 section is exercised.
+Remove a fixture only when its version stops being readable (READABLE_VERSIONS), never to make this
+pass.
 """
 
 from __future__ import annotations
@@ -12,23 +16,27 @@ import random
 import struct
 
 import numpy as np
+import pytest
 
 import glrmask_runtime
-from glrmask_runtime.format import READABLE_VERSIONS, MAGIC
+from glrmask_runtime.format import MAGIC, READABLE_VERSIONS
 from tests.support.brute_force import random_walk
 from tests.support.builds import JSON_GRAMMAR, REPO_ROOT, built
 
-FIXTURE = REPO_ROOT / "tests" / "data" / "compat" / "json-small-gpt2.format1.glrm"
+FIXTURES = {version: REPO_ROOT / "tests" / "data" / "compat" / f"json-small-gpt2.format{version}.glrm"
+            for version in (1, 2)}
 
 
-def test_fixture_is_format_1_which_stays_readable():
-    data = FIXTURE.read_bytes()
+@pytest.mark.parametrize("version", sorted(FIXTURES))
+def test_fixture_has_its_format_version_which_stays_readable(version):
+    data = FIXTURES[version].read_bytes()
     assert data.startswith(MAGIC)
-    assert struct.unpack_from("<I", data, len(MAGIC))[0] == 1 and 1 in READABLE_VERSIONS
+    assert struct.unpack_from("<I", data, len(MAGIC))[0] == version and version in READABLE_VERSIONS
 
 
-def test_fixture_masks_equal_a_fresh_build_on_random_walks():
-    old = glrmask_runtime.load(FIXTURE)
+@pytest.mark.parametrize("version", sorted(FIXTURES))
+def test_fixture_masks_equal_a_fresh_build_on_random_walks(version):
+    old = glrmask_runtime.load(FIXTURES[version])
     new = built(JSON_GRAMMAR, "small-gpt2").artifact
     assert (old.vocab_size, old.eos_token_ids) == (new.vocab_size, new.eos_token_ids)
     rng = random.Random(5)
