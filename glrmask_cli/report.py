@@ -9,7 +9,6 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 from glrmask_runtime.artifact import Artifact
-from glrmask_runtime.format import FORMAT_VERSION
 
 
 def artifact_report(art: Artifact) -> dict[str, Any]:
@@ -18,7 +17,7 @@ def artifact_report(art: Artifact) -> dict[str, Any]:
     sections = {name: int(a.nbytes) for name, a in sorted(art.container.sections.items())}
     return {
         "file": art.path,
-        "format_version": FORMAT_VERSION,
+        "format_version": art.container.format_version,
         "compiler": m["compiler"],
         "grammar": {k: m["grammar"][k] for k in ("name", "sha256", "start")}
         | {"terminals": len(m["grammar"]["terminals"]), "ignore": m["grammar"]["ignore"]},
@@ -27,7 +26,9 @@ def artifact_report(art: Artifact) -> dict[str, Any]:
         "parser": {"lr_states": m["parser"]["n_states"], "conflicts": m["parser"]["conflicts"],
                    "rules": m["parser"]["n_rules"], "max_read_depth": m["parser"]["max_read_depth"],
                    "normalization_rewrites": m["parser"]["rewrites"]},
-        "dwa": {"states": m["dwa"]["n_states"], "transitions": m["dwa"]["n_transitions"],
+        "dwa": {"layout": m["dwa"].get("layout", "one"), "groups": m["dwa"].get("n_groups", 1),
+                "runtime_closes": sum(len(c) for c in art.closes),
+                "states": m["dwa"]["n_states"], "transitions": m["dwa"]["n_transitions"],
                 "depth": m["dwa"]["depth"], "outcomes": m["dwa"]["n_outcomes"],
                 "token_classes": m["dwa"]["n_token_classes"], "row_pool_rows": m["dwa"]["n_rows"],
                 "row_pool_bytes": int(art.rows.nbytes)},
@@ -53,6 +54,7 @@ def format_report(report: dict[str, Any]) -> str:
         *[f"              {r}" for r in p["normalization_rewrites"]],
         f"parser DWA    {d['states']} states, {d['transitions']} transitions, depth {d['depth']}, "
         f"{d['outcomes']} outcomes, {d['token_classes']} token classes",
+        f"              layout {d['layout']}: {d['groups']} group(s), {d['runtime_closes']} runtime closes",
         f"row pool      {d['row_pool_rows']} rows, {d['row_pool_bytes']:,} bytes",
         f"size          {s['file_bytes']:,} bytes on disk, {s['expanded_bytes']:,} expanded",
         *[f"              {name:<24} {n:>12,}" for name, n in s["sections"].items()],

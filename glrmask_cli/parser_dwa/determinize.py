@@ -54,12 +54,21 @@ class ParserDWA:
 def determinize(nfas: Iterable[ReadNFA]) -> ParserDWA:
     """Subset construction with cumulative acceptance for each NFA (one per group), then one
     bottom-up minimization over all of them (equal states of different groups are shared)."""
+    return combine([determinize_group(nfa) for nfa in nfas])
+
+
+def determinize_group(nfa: ReadNFA) -> ParserDWA:
+    """One group's minimized DWA (root 0)."""
+    return minimize(*_subsets(nfa))
+
+
+def combine(parts: Sequence[ParserDWA]) -> ParserDWA:
+    """The groups' DWAs as one automaton with one root per part (in order), minimized together."""
     edges: list[dict[int, int]] = []
     default: list[int] = []
     outcomes: list[int] = []
     roots = []
-    for nfa in nfas:     # each group minimized on its own first: only one group's subsets in memory
-        part = minimize(*_subsets(nfa))
+    for part in parts:
         shift = len(default)
         roots.append(shift)
         edges.extend({label: t + shift for label, t in e.items()} for e in part.edges)

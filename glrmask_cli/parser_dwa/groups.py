@@ -20,26 +20,45 @@ from glrmask_cli.terminal_dwa import TerminalDWA
 
 @dataclass(frozen=True)
 class Group:
-    """The tokens whose first closed lexeme is one of the first-level trie nodes `firsts`, plus, if
-    `bare`, the tokens without a closed lexeme (decided by the top state alone)."""
+    """The tokens whose closed lexemes start with the lexemes of a trie node in `subtrees`, plus those
+    whose closed lexemes are exactly a node in `exact` (node 0: tokens without a closed lexeme)."""
 
-    firsts: frozenset[int]
-    bare: bool
+    subtrees: frozenset[int]
+    exact: frozenset[int] = frozenset()
 
 
-def first_lexemes(tdwa: TerminalDWA) -> list[int]:
-    """The first-level trie nodes (one per terminal set a first closed lexeme can have), in order."""
-    return [node for node in range(1, len(tdwa.trie_parent)) if tdwa.trie_parent[node] == 0]
+def children(tdwa: TerminalDWA, node: int) -> list[int]:
+    """The trie nodes one closed lexeme below `node`, in order."""
+    return [int(c) for c in np.flatnonzero(tdwa.trie_parent == node) if c != 0]
 
 
 def whole(tdwa: TerminalDWA) -> list[Group]:
     """Everything in one group."""
-    return [Group(frozenset(first_lexemes(tdwa)), True)]
+    return [Group(frozenset([0]))]
 
 
 def by_first_lexeme(tdwa: TerminalDWA) -> list[Group]:
     """The bare tokens, then one group per first closed lexeme."""
-    return [Group(frozenset(), True)] + [Group(frozenset([node]), False) for node in first_lexemes(tdwa)]
+    return [Group(frozenset(), frozenset([0]))] + [Group(frozenset([node])) for node in children(tdwa, 0)]
+
+
+def split(tdwa: TerminalDWA, group: Group) -> list[Group] | None:
+    """A group of one subtree as one group per next lexeme (plus the tokens that end at its node);
+    None if it cannot be split."""
+    if len(group.subtrees) != 1 or group.exact:
+        return None
+    (node,) = group.subtrees
+    below = children(tdwa, node)
+    if not below:
+        return None
+    return [Group(frozenset(), frozenset([node]))] + [Group(frozenset([child])) for child in below]
+
+
+def first_lexeme_of(tdwa: TerminalDWA, node: int) -> int:
+    """The first-level ancestor of a trie node (0 for the root)."""
+    while node and tdwa.trie_parent[node] != 0:
+        node = int(tdwa.trie_parent[node])
+    return node
 
 
 def walk_roots(dwa: ParserDWA, groups: Sequence[Group], tdwa: TerminalDWA, term_sets: list[tuple[int, ...]],
@@ -49,8 +68,9 @@ def walk_roots(dwa: ParserDWA, groups: Sequence[Group], tdwa: TerminalDWA, term_
     n_lr = has_action.shape[0]
     gated = np.zeros((len(groups), n_lr), dtype=bool)
     for g, group in enumerate(groups):
-        terminals = sorted({t for node in group.firsts for t in term_sets[int(tdwa.trie_set[node])]})
-        if group.bare or ignored.intersection(terminals):
+        firsts = {first_lexeme_of(tdwa, node) for node in group.subtrees | group.exact}
+        terminals = sorted({t for node in firsts - {0} for t in term_sets[int(tdwa.trie_set[node])]})
+        if 0 in firsts or ignored.intersection(terminals):
             gated[g] = True
         elif terminals:
             gated[g] = has_action[:, terminals].any(axis=1)

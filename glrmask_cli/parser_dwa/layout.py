@@ -5,7 +5,7 @@
   closes that lexeme on the real stack and asks the DWA from START (terminal_dwa.py). On deep
   grammars this removes most outcomes (python eval_input x gpt2: 24,458 -> about 1,000).
 - "grouped": runtime-close plus one automaton per first closed lexeme (groups.py), walked only from
-  tops that can take that lexeme.
+  tops that can take that lexeme; a group that is still too large is split by its next lexeme.
 "auto" takes the first layout whose read NFA stays within WHOLE_NFA_BUDGET nodes (the last one
 without that budget). Every layout gives the same masks.
 """
@@ -20,8 +20,8 @@ from glrmask_runtime.tables import LexerTables, LRTables
 
 from glrmask_cli.errors import LimitExceeded
 from glrmask_cli.parser.stack_effects import EffectGraph
-from glrmask_cli.parser_dwa.determinize import ParserDWA, determinize
-from glrmask_cli.parser_dwa.groups import Group, by_first_lexeme, walk_roots, whole
+from glrmask_cli.parser_dwa.determinize import ParserDWA, combine, determinize_group
+from glrmask_cli.parser_dwa.groups import Group, by_first_lexeme, split, walk_roots, whole
 from glrmask_cli.parser_dwa.splice import MAX_NFA_NODES, build_read_nfa
 from glrmask_cli.terminal_dwa import TerminalDWA
 
@@ -47,17 +47,43 @@ def build_parser_dwa(terminal_dwa: Callable[[bool], TerminalDWA], lexer: LexerTa
     ignored = frozenset(int(t) for t in lexer.ignored)
     has_action = (np.diff(lr.action_offsets) > 0).reshape(lr.n_states, lr.n_terminals)
     tried = AUTO_ORDER if layout == "auto" else (layout,)
+
+    def group_dwa(tdwa: TerminalDWA, group: Group, budget: int) -> ParserDWA:
+        return determinize_group(build_read_nfa(tdwa, term_sets, effects, has_action, ignored, lr.end_terminal,
+                                                group, budget))
+
     for name in tried:
         tdwa = terminal_dwa(name != "one")
-        groups = by_first_lexeme(tdwa) if name == "grouped" else whole(tdwa)
-        budget = WHOLE_NFA_BUDGET if name != tried[-1] else MAX_NFA_NODES
+        last = name == tried[-1]
         try:
-            dwa = determinize(build_read_nfa(tdwa, term_sets, effects, has_action, ignored, lr.end_terminal,
-                                             group, budget) for group in groups)
+            if name == "grouped":
+                groups, parts = _grouped(tdwa, group_dwa)
+            else:
+                groups = whole(tdwa)
+                parts = [group_dwa(tdwa, groups[0], MAX_NFA_NODES if last else WHOLE_NFA_BUDGET)]
         except LimitExceeded:
-            if name == tried[-1]:
+            if last:
                 raise
             continue
+        dwa = combine(parts)
         return ParserDWABuild(name, tdwa, dwa, tuple(groups),
                               walk_roots(dwa, groups, tdwa, term_sets, ignored, has_action))
     raise AssertionError("unreachable: the last layout either returns or raises")
+
+
+def _grouped(tdwa: TerminalDWA, group_dwa) -> tuple[list[Group], list[ParserDWA]]:
+    """One group per first closed lexeme; a group too large to build is split by its next lexeme
+    (groups.split), again if needed. LimitExceeded if a group that cannot be split is too large."""
+    groups, parts = [], []
+    todo = list(reversed(by_first_lexeme(tdwa)))
+    while todo:
+        group = todo.pop()
+        try:
+            parts.append(group_dwa(tdwa, group, MAX_NFA_NODES))
+            groups.append(group)
+        except LimitExceeded:
+            smaller = split(tdwa, group)
+            if smaller is None:
+                raise
+            todo.extend(reversed(smaller))
+    return groups, parts

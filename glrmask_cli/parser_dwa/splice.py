@@ -65,7 +65,7 @@ class _Splicer:
         trie child whose lexeme can be `terminal`."""
         found = []
         for child in self.next_nodes[(trie_node, terminal)]:
-            if trie_node == 0 and child not in self.group.firsts:
+            if not self.enters[child]:
                 continue
             visible = self.reach[child]       # the rest of the token never looks deeper than this
             found.append(self.node(("at", child, written[-visible:] if len(written) > visible else written)))
@@ -81,11 +81,11 @@ class _Splicer:
         return self.nfa
 
     def expand_position(self, trie_node: int, written: Written, source: int) -> None:
-        if trie_node or self.group.bare:
+        if self.counts[trie_node]:
             for outcome_id in self.outcomes_at.get(trie_node, ()):
                 self.check_final(source, written, outcome_id)
         for terminal in self.terminals_after.get(trie_node, ()):
-            if trie_node or self.group.firsts.intersection(self.next_nodes[(0, terminal)]):
+            if any(self.enters[child] for child in self.next_nodes[(trie_node, terminal)]):
                 self.consume(source, written, terminal, trie_node)
 
     def check_final(self, source: int, written: Written, outcome_id: int) -> None:
@@ -190,6 +190,30 @@ class _Splicer:
         for parent, terminal in self.next_nodes:
             found.setdefault(parent, set()).add(terminal)
         return {parent: sorted(terminals) for parent, terminals in found.items()}
+
+    @functools.cached_property
+    def inside(self) -> list[bool]:
+        """trie node -> it lies in one of the group's subtrees."""
+        parent, subtrees = self.tdwa.trie_parent, self.group.subtrees
+        inside = [False] * len(parent)
+        for node in range(len(parent)):          # parents are numbered before their children
+            inside[node] = node in subtrees or (node != 0 and inside[int(parent[node])])
+        return inside
+
+    @functools.cached_property
+    def counts(self) -> list[bool]:
+        """trie node -> its outcomes belong to the group (inside a subtree, or an exact node)."""
+        return [inside or node in self.group.exact for node, inside in enumerate(self.inside)]
+
+    @functools.cached_property
+    def enters(self) -> list[bool]:
+        """trie node -> the splice may reach it: inside a subtree, or on the way to a group node."""
+        enters = list(self.inside)
+        for node in self.group.subtrees | self.group.exact:
+            while node and not enters[node]:
+                enters[node] = True
+                node = int(self.tdwa.trie_parent[node])
+        return enters
 
     @functools.cached_property
     def reach(self) -> list[int]:

@@ -65,3 +65,34 @@ def test_lazily_built_dicts_give_the_same_masks(monkeypatch):
         twin._state = matcher._state
         assert np.array_equal(matcher.mask(), twin.mask())
     assert 0 < len(lazy.dwa_edges) <= lazy.n_dwa_states
+
+
+def test_groups_too_large_are_split_by_their_next_lexeme(monkeypatch, tmp_path):
+    """With a node budget that the largest first-lexeme groups exceed but their parts do not, those
+    groups are split one lexeme deeper, and the masks stay exact."""
+    from glrmask_cli.parser_dwa import groups as G
+    from glrmask_cli.parser_dwa import layout
+    from glrmask_cli.pipeline import build_artifact
+    from glrmask_cli.terminal_dwa import build_terminal_dwa
+    from tests.support.builds import vocabulary
+
+    b = grouped("lark", "runtime-close")
+    c = b.compiled
+    tdwa = build_terminal_dwa(c.lexer, c.vocab.token_bytes, c.vocab.special_ids, c.vocab.eos_ids, True)
+    term_sets = [c.lexer.term_set(i) for i in range(c.lexer.n_term_sets)]
+    has_action = (np.diff(c.lr.action_offsets) > 0).reshape(c.lr.n_states, c.lr.n_terminals)
+
+    def size(group):
+        nfa = layout.build_read_nfa(tdwa, term_sets, c.effects, has_action, frozenset(c.lexer.ignored.tolist()),
+                                    c.lr.end_terminal, group)
+        return len(nfa.accepted)
+
+    firsts = G.by_first_lexeme(tdwa)
+    target = max((group for group in firsts if G.split(tdwa, group)), key=size)
+    budget = max(size(part) for part in [g for g in firsts if g != target] + G.split(tdwa, target))
+    assert size(target) > budget          # only `target` is too large: it is split, everything else fits
+    monkeypatch.setattr(layout, "MAX_NFA_NODES", budget)
+    result = build_artifact(CASES["lark"][0], tmp_path / "split.glrm", tokenizer=vocabulary("small-gpt2"), layout="grouped")
+    assert len(result.compiled.parser_dwa.groups) > len(firsts)
+    split_built = Built(glrmask_runtime.load(result.path), b.vocab, result.compiled, result.path)
+    assert_masks_equal(split_built, sampled_states(split_built, lark_documents(), 150, seed=13))
