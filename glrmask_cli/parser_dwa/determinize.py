@@ -57,9 +57,9 @@ def determinize(nfas: Iterable[ReadNFA]) -> ParserDWA:
     return combine([determinize_group(nfa) for nfa in nfas])
 
 
-def determinize_group(nfa: ReadNFA) -> ParserDWA:
-    """One group's minimized DWA (root 0)."""
-    return minimize(*_subsets(nfa))
+def determinize_group(nfa: ReadNFA, max_states: int = MAX_DWA_STATES) -> ParserDWA:
+    """One group's minimized DWA (root 0). LimitExceeded past `max_states` subsets."""
+    return minimize(*_subsets(nfa, max_states))
 
 
 def combine(parts: Sequence[ParserDWA]) -> ParserDWA:
@@ -77,7 +77,7 @@ def combine(parts: Sequence[ParserDWA]) -> ParserDWA:
     return minimize(edges, default, outcomes, roots)
 
 
-def _subsets(nfa: ReadNFA) -> tuple[list[dict[int, int]], list[int], list[int]]:
+def _subsets(nfa: ReadNFA, max_states: int = MAX_DWA_STATES) -> tuple[list[dict[int, int]], list[int], list[int]]:
     """Subset construction of `nfa`: (edges, default, cumulative outcomes), state 0 the root."""
     closure = _Closures(nfa)
     root = closure.of([nfa.start])
@@ -105,8 +105,8 @@ def _subsets(nfa: ReadNFA) -> tuple[list[dict[int, int]], list[int], list[int]]:
             if state is None:
                 state = index[key] = len(keys)
                 keys.append(key)
-                if len(keys) > MAX_DWA_STATES:
-                    raise LimitExceeded("max_dwa_states", MAX_DWA_STATES, "parser DWA determinization",
+                if len(keys) > max_states:
+                    raise LimitExceeded("max_dwa_states", max_states, "parser DWA determinization",
                                         "the exact Parser DWA of this grammar is too large (known for deep "
                                         "operator-precedence grammars, see docs/ARCHITECTURE.md 'Known limits')")
             return state

@@ -23,6 +23,14 @@ CASES = {
 }
 
 
+@pytest.fixture(autouse=True)
+def _no_merging(monkeypatch):
+    """Keep every group apart (small grammars would merge all of them back into one): these tests
+    are about several groups. test_small_groups_are_merged_back_into_one checks the merge."""
+    from glrmask_cli.parser_dwa import layout
+    monkeypatch.setattr(layout, "MERGE_STATES", 0)
+
+
 def grouped(name: str, layout: str = "grouped") -> Built:
     grammar, _ = CASES[name]
     return built(corpus_path(grammar) if isinstance(grammar, str) else grammar, "small-gpt2", layout=layout)
@@ -96,3 +104,17 @@ def test_groups_too_large_are_split_by_their_next_lexeme(monkeypatch, tmp_path):
     assert len(result.compiled.parser_dwa.groups) > len(firsts)
     split_built = Built(glrmask_runtime.load(result.path), b.vocab, result.compiled, result.path)
     assert_masks_equal(split_built, sampled_states(split_built, lark_documents(), 150, seed=13))
+
+
+def test_small_groups_are_merged_back_into_one(monkeypatch, tmp_path):
+    from glrmask_cli.parser_dwa import layout
+    from glrmask_cli.pipeline import build_artifact
+    from tests.support.builds import vocabulary
+
+    apart = grouped("lark").artifact.metadata["dwa"]["n_groups"]
+    monkeypatch.setattr(layout, "MERGE_STATES", 20_000)
+    result = build_artifact(CASES["lark"][0], tmp_path / "merged.glrm", tokenizer=vocabulary("small-gpt2"),
+                            layout="grouped")
+    assert len(result.compiled.parser_dwa.groups) < apart
+    merged = Built(glrmask_runtime.load(result.path), result.compiled.vocab, result.compiled, result.path)
+    assert_masks_equal(merged, sampled_states(merged, lark_documents(), 150, seed=14))
