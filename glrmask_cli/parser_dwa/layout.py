@@ -7,8 +7,8 @@
 - "grouped": runtime-close plus one automaton per first closed lexeme (groups.py), walked only from
   tops that can take that lexeme; a group that is still too large is split by its next lexeme, and
   the smallest groups are merged back into one automaton when that stays small (fewer walks).
-"auto" takes the first layout whose read NFA stays within WHOLE_NFA_BUDGET nodes (the last one
-without that budget). Every layout gives the same masks.
+"auto" takes the first layout whose read NFA and subset construction stay within WHOLE_NFA_BUDGET
+and WHOLE_DWA_BUDGET (the last one without them). Every layout gives the same masks.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from glrmask_cli.terminal_dwa import TerminalDWA
 Layout = Literal["auto", "one", "runtime-close", "grouped"]
 AUTO_ORDER: tuple[Layout, ...] = ("one", "runtime-close", "grouped")
 WHOLE_NFA_BUDGET = 400_000   # read-NFA nodes "auto" allows a layout before trying the next one
+WHOLE_DWA_BUDGET = 200_000   # and subset states (verilog x cl100k, the largest "one" so far: 24k states)
 MERGE_STATES = 20_000        # grouped: the small groups merged into one automaton, states before merging
 
 
@@ -62,7 +63,8 @@ def build_parser_dwa(terminal_dwa: Callable[[bool], TerminalDWA], lexer: LexerTa
                 groups, parts = _merge_small(tdwa, *_grouped(tdwa, group_dwa), group_dwa)
             else:
                 groups = whole(tdwa)
-                parts = [group_dwa(tdwa, groups[0], MAX_NFA_NODES if last else WHOLE_NFA_BUDGET)]
+                parts = [group_dwa(tdwa, groups[0], *((MAX_NFA_NODES, MAX_DWA_STATES) if last
+                                                      else (WHOLE_NFA_BUDGET, WHOLE_DWA_BUDGET)))]
         except LimitExceeded:
             if last:
                 raise
