@@ -100,13 +100,28 @@ def test_inspect_corrupt_artifact_is_exit_1(runner, tmp_path):
 
 @pytest.mark.slow
 def test_grammar_whose_automaton_is_too_large_is_a_one_line_limit_error(runner, tmp_path):
-    """python.lark eval_input is a known limit (docs/ARCHITECTURE.md): a clear error, no partial file."""
+    """python.lark eval_input as one automaton (`--layout one`) is too large: a clear error, no
+    partial file."""
+    from tests.support.builds import LARK_GRAMMARS
+
+    out = tmp_path / "python.glrm"
+    result = runner.invoke(cli, ["build", str(LARK_GRAMMARS / "python.lark"), "--start", "eval_input",
+                                 "--layout", "one", "-o", str(out), "--quiet"])
+    assert result.exit_code == 1, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and "max_" in lines[0] and "Traceback" not in result.output
+    assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.slow
+def test_deep_grammar_builds_in_the_grouped_layout(runner, tmp_path):
+    """The default layout falls back to "grouped" for python.lark eval_input and inspect says so."""
     from tests.support.builds import LARK_GRAMMARS
 
     out = tmp_path / "python.glrm"
     result = runner.invoke(cli, ["build", str(LARK_GRAMMARS / "python.lark"), "--start", "eval_input",
                                  "-o", str(out), "--quiet"])
-    assert result.exit_code == 1, result.output
-    lines = result.output.strip().splitlines()
-    assert len(lines) == 1 and "max_nfa_nodes" in lines[0] and "Traceback" not in result.output
-    assert not out.exists() and list(tmp_path.iterdir()) == []
+    assert result.exit_code == 0 and result.output == "", result.output
+    shown = runner.invoke(cli, ["inspect", str(out), "--json"])
+    report = json.loads(shown.output)
+    assert report["dwa"]["layout"] == "grouped" and report["dwa"]["groups"] > 1 and report["dwa"]["runtime_closes"] > 0
