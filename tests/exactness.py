@@ -24,6 +24,7 @@ import resource
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -249,6 +250,7 @@ def main() -> None:
                         help="comma-separated cell names, or `unsupported` for the refused grammars")
     parser.add_argument("--no-llguidance", action="store_true", help="skip oracle 4")
     parser.add_argument("--max-gb", type=float, default=8.0, help="address-space cap per cell process")
+    parser.add_argument("--max-minutes", type=float, default=45.0, help="CPU-time cap per cell process")
     args = parser.parse_args()
     tokenizers = TOKENIZERS[:2] if args.quick else TOKENIZERS
     n_states, n_walks = (10, 10) if args.quick else (40, 30)
@@ -257,22 +259,18 @@ def main() -> None:
     if unknown:
         parser.error(f"unknown grammars {sorted(unknown)}; known: {', '.join(c.name for c in CASES)}, unsupported")
     cells = []
-    # One fresh process per cell, under a memory cap: a cell that blows up is an error row, the matrix
-    # goes on (an 8-cell run in one process once reached 12.6 GB and met the OOM killer).
-    with ProcessPoolExecutor(max_workers=1, max_tasks_per_child=1, mp_context=multiprocessing.get_context("spawn"),
-                             initializer=_limit_memory, initargs=(args.max_gb,)) as pool:
-        for case in (c for c in CASES if c.name in wanted):
-            too_large = None     # a grammar whose automaton exceeded a limit is not retried per tokenizer
-            for tokenizer in tokenizers:
-                if too_large:
-                    cell = {"grammar": case.name, "tokenizer": tokenizer, "error": f"not attempted: {too_large}"}
-                else:
-                    cell = pool.submit(_run_reported, case.name, tokenizer, n_states, n_walks,
-                                       not args.no_llguidance).result()
-                    if cell.get("error", "").startswith(("LimitExceeded", "MemoryError")):
-                        too_large = f"x {tokenizer}: {cell['error']}"
-                cells.append(cell)
-                print(_row(cell), flush=True)
+    for case in (c for c in CASES if c.name in wanted):
+        too_large = None     # a grammar whose automaton exceeded a limit is not retried per tokenizer
+        for tokenizer in tokenizers:
+            if too_large:
+                cell = {"grammar": case.name, "tokenizer": tokenizer, "error": f"not attempted: {too_large}"}
+            else:
+                cell = _run_isolated(case.name, tokenizer, n_states, n_walks, not args.no_llguidance,
+                                     args.max_gb, args.max_minutes)
+                if cell.get("error", "").startswith(("LimitExceeded", "MemoryError", "stopped")):
+                    too_large = f"x {tokenizer}: {cell['error']}"
+            cells.append(cell)
+            print(_row(cell), flush=True)
     if "unsupported" in wanted or args.grammars == parser.get_default("grammars"):
         for row in unsupported_rows():
             cells.append(row)
@@ -283,8 +281,23 @@ def main() -> None:
     print(f"wrote {out}")
 
 
-def _limit_memory(max_gb: float) -> None:
+def _run_isolated(case_name: str, tokenizer: str, n_states: int, n_walks: int, llguidance: bool,
+                  max_gb: float, max_minutes: float) -> dict:
+    """One cell in a fresh process under a memory and a CPU-time cap: a cell that blows up or runs
+    away is an error row and the matrix goes on (an 8-cell run in one process once reached 12.6 GB
+    and met the OOM killer; sympy's latex.lark once built for over 25 CPU minutes at 6.5 GB)."""
+    with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
+                             initializer=_limit_resources, initargs=(max_gb, max_minutes)) as pool:
+        try:
+            return pool.submit(_run_reported, case_name, tokenizer, n_states, n_walks, llguidance).result()
+        except BrokenProcessPool:
+            return {"grammar": case_name, "tokenizer": tokenizer,
+                    "error": f"stopped: the cell's process died (caps: {max_gb} GB, {max_minutes} CPU minutes)"}
+
+
+def _limit_resources(max_gb: float, max_minutes: float) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (int(max_gb * 2**30), resource.RLIM_INFINITY))
+    resource.setrlimit(resource.RLIMIT_CPU, (int(max_minutes * 60), resource.RLIM_INFINITY))
 
 
 def _run_reported(case_name: str, tokenizer: str, n_states: int, n_walks: int, llguidance: bool) -> dict:

@@ -9,14 +9,14 @@ import sys
 import pytest
 
 import glrmask_runtime
-from tests.support.builds import JSON_GRAMMAR, REPO_ROOT, built
+from tests.support.builds import JSON_GRAMMAR, LARK_GRAMMARS, REPO_ROOT, built
 
 
-def build_in_subprocess(out, seed: str) -> bytes:
+def build_in_subprocess(out, seed: str, grammar=JSON_GRAMMAR, layout: str = "auto") -> bytes:
     code = ("import sys; from glrmask_cli.pipeline import build_artifact; "
-            "build_artifact(sys.argv[1], sys.argv[2], tokenizer='gpt2')")
+            "build_artifact(sys.argv[1], sys.argv[2], tokenizer='gpt2', layout=sys.argv[3])")
     env = dict(os.environ, PYTHONHASHSEED=seed)
-    subprocess.run([sys.executable, "-c", code, str(JSON_GRAMMAR), str(out)], check=True, env=env, cwd=REPO_ROOT)
+    subprocess.run([sys.executable, "-c", code, str(grammar), str(out), layout], check=True, env=env, cwd=REPO_ROOT)
     return out.read_bytes()
 
 
@@ -25,6 +25,13 @@ def test_same_inputs_give_identical_bytes(tmp_path):
     second = build_in_subprocess(tmp_path / "b.glrm", "2")
     assert first == second
     assert first == built(JSON_GRAMMAR, "gpt2").path.read_bytes()
+
+
+def test_grouped_layout_gives_identical_bytes(tmp_path):
+    """Groups, their splits and merges, and the runtime-close table are ordered deterministically."""
+    grammar = LARK_GRAMMARS / "lark.lark"
+    first = build_in_subprocess(tmp_path / "a.glrm", "3", grammar, "grouped")
+    assert first == build_in_subprocess(tmp_path / "b.glrm", "4", grammar, "grouped")
 
 
 def test_tokenizer_fingerprint_mismatch_is_a_clear_error():
