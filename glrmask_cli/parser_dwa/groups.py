@@ -1,10 +1,11 @@
 """Stage 6 (policy): which outcomes share one automaton, and where the mask walks start.
 
 One group holding every outcome gives one walk per mask. On deep operator-precedence grammars that
-automaton explodes (docs/ARCHITECTURE.md, "Parser DWA groups"), so the outcomes are split by the
-token's first closed lexeme: one group for tokens without a closed lexeme, one per first lexeme.
-A group is walked only from stack tops with an action on one of its first terminals: with canonical
-LR(1) tables no token of the group can be consumed from any other top. The mask ORs the walks' rows.
+automaton explodes (docs/ARCHITECTURE.md, "Layouts"), so the outcomes are split by the token's
+closed lexemes, as trie subtrees: one group for tokens without a closed lexeme, one per first lexeme,
+deeper where a group is still too large (layout.py decides). A group is walked only from stack tops
+with an action on one of its first terminals: with canonical LR(1) tables no token of the group can
+be consumed from any other top. The mask ORs the walks' rows.
 """
 
 from __future__ import annotations
