@@ -232,23 +232,33 @@ def _graph_of(explorer: _Explorer, t: int, max_nodes: int) -> EffectGraph:
                        tuple(tuple(sorted(set(f))) for f in finals))
 
 
+def _children_first(graph: EffectGraph) -> list[int]:
+    """The nodes the roots reach, each after every node it has an edge to (the graph is a DAG)."""
+    order: list[int] = []
+    done: set[int] = set()
+    for _, root in graph.roots:
+        todo = [(root, False)]
+        while todo:
+            node, expanded = todo.pop()
+            if node in done:
+                continue
+            if expanded:
+                done.add(node)
+                order.append(node)
+            else:
+                todo.append((node, True))
+                todo.extend((nxt, False) for _, nxt in graph.edges[node] if nxt not in done)
+    return order
+
+
 def max_read_depth(graphs: Sequence[EffectGraph]) -> int:
     """The most old-stack states any effect reads: the longest root-to-node read path of any graph."""
     deepest = 0
     for graph in graphs:
         longest: dict[int, int] = {}
-        for _, root in graph.roots:
-            todo = [(root, False)]
-            while todo:
-                node, expanded = todo.pop()
-                if node in longest:
-                    continue
-                if not expanded:
-                    todo.append((node, True))
-                    todo.extend((nxt, False) for _, nxt in graph.edges[node] if nxt not in longest)
-                else:
-                    longest[node] = max((len(labels) + longest[nxt] for labels, nxt in graph.edges[node]), default=0)
-            deepest = max(deepest, 1 + longest[root])
+        for node in _children_first(graph):
+            longest[node] = max((len(labels) + longest[nxt] for labels, nxt in graph.edges[node]), default=0)
+        deepest = max([deepest] + [1 + longest[root] for _, root in graph.roots])
     return deepest
 
 
@@ -258,24 +268,14 @@ def read_bounds(graph: EffectGraph) -> tuple[int, int]:
     (0, 0) for a terminal without effects."""
     best: dict[int, tuple[int, int]] = {}       # node -> (longest read path, longest path - writes)
     low = -MAX_READ_DEPTH - 1
-    for _, root in graph.roots:
-        todo = [(root, False)]
-        while todo:
-            node, expanded = todo.pop()
-            if node in best:
-                continue
-            if not expanded:
-                todo.append((node, True))
-                todo.extend((nxt, False) for _, nxt in graph.edges[node] if nxt not in best)
-                continue
-            reads = 0 if graph.finals[node] else low
-            lowered = max((-len(w) for w in graph.finals[node]), default=low)
-            for labels, nxt in graph.edges[node]:
-                reads = max(reads, len(labels) + best[nxt][0])
-                lowered = max(lowered, len(labels) + best[nxt][1])
-            best[node] = (reads, lowered)
+    for node in _children_first(graph):
+        reads = 0 if graph.finals[node] else low
+        lowered = max((-len(w) for w in graph.finals[node]), default=low)
+        for labels, nxt in graph.edges[node]:
+            reads = max(reads, len(labels) + best[nxt][0])
+            lowered = max(lowered, len(labels) + best[nxt][1])
+        best[node] = (reads, lowered)
     if not graph.roots:
         return 0, 0
     return (1 + max(best[root][0] for _, root in graph.roots),
             max(best[root][1] for _, root in graph.roots))
-
