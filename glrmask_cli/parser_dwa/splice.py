@@ -39,9 +39,10 @@ class _Splicer:
 
     def __init__(self, tdwa: TerminalDWA, term_sets: list[tuple[int, ...]], graphs: Sequence[EffectGraph],
                  has_action: np.ndarray, ignored: frozenset[int], end_terminal: int, group: Group,
-                 max_nodes: int):
+                 max_nodes: int, bounds: Sequence[tuple[int, int]]):
         self.tdwa, self.term_sets, self.graphs, self.has_action = tdwa, term_sets, graphs, has_action
         self.ignored, self.end_terminal, self.group, self.max_nodes = ignored, end_terminal, group, max_nodes
+        self.bounds = bounds
         self.roots_by_top = [_roots_by_top(g) for g in graphs]
         self.nfa = ReadNFA()
         self.accept = [self.nfa.add_node(1 << o) for o in range(len(tdwa.outcomes))]
@@ -222,7 +223,7 @@ class _Splicer:
         or the child's reach shifted by how far the effect lowers the stack. Written states deeper
         than that cannot matter, so positions keep only the visible ones (exact, and far fewer
         positions on deep grammars)."""
-        bounds = [read_bounds(graph) for graph in self.graphs]
+        bounds = self.bounds
         parent, n_nodes = self.tdwa.trie_parent, len(self.tdwa.trie_parent)
         reach = [1 if node in self.outcomes_at else 0 for node in range(n_nodes)]
         for child in range(n_nodes - 1, 0, -1):          # children are numbered after their parents
@@ -253,9 +254,11 @@ def _roots_by_top(graph: EffectGraph) -> dict[int, tuple[int, ...]]:
 
 def build_read_nfa(tdwa: TerminalDWA, term_sets: list[tuple[int, ...]], graphs: Sequence[EffectGraph],
                    has_action: np.ndarray, ignored: frozenset[int], end_terminal: int,
-                   group: Group | None = None, max_nodes: int = MAX_NFA_NODES) -> ReadNFA:
+                   group: Group | None = None, max_nodes: int = MAX_NFA_NODES,
+                   bounds: Sequence[tuple[int, int]] | None = None) -> ReadNFA:
     """The read NFA of the outcomes of `group` (default: all) of the Terminal DWA (see the module
     docstring). `has_action[p, t]`: LR state p has an action on terminal t. LimitExceeded past
-    `max_nodes` nodes."""
+    `max_nodes` nodes. `bounds`: each graph's `read_bounds` (pass them when building many groups)."""
     group = group if group is not None else whole(tdwa)[0]
-    return _Splicer(tdwa, term_sets, graphs, has_action, ignored, end_terminal, group, max_nodes).run()
+    bounds = bounds if bounds is not None else [read_bounds(graph) for graph in graphs]
+    return _Splicer(tdwa, term_sets, graphs, has_action, ignored, end_terminal, group, max_nodes, bounds).run()
