@@ -211,6 +211,8 @@ class _Splicer:
         """trie node -> the splice may reach it: inside a subtree, or on the way to a group node."""
         enters = list(self.inside)
         for node in self.group.subtrees | self.group.exact:
+            enters[node] = True
+            node = int(self.tdwa.trie_parent[node])    # a subtree's root is inside, its ancestors are not
             while node and not enters[node]:
                 enters[node] = True
                 node = int(self.tdwa.trie_parent[node])

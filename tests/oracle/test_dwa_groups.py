@@ -6,6 +6,7 @@ their edge and row dicts lazily, with the same masks."""
 
 from __future__ import annotations
 
+import collections
 import numpy as np
 import pytest
 
@@ -75,35 +76,56 @@ def test_lazily_built_dicts_give_the_same_masks(monkeypatch):
     assert 0 < len(lazy.dwa_edges) <= lazy.n_dwa_states
 
 
+def _deeper_tokens_allowed(tdwa, states) -> collections.Counter:
+    """First-lexeme trie node -> how many allowed tokens (over `states`) close that lexeme and at least
+    one more: the tokens that a split of that node's group moves into deeper groups."""
+    from glrmask_cli.parser_dwa.groups import first_lexeme_of
+    from glrmask_cli.terminal_dwa import NO_OUTCOME
+    from glrmask_runtime.tables import START
+
+    found = collections.Counter()
+    for matcher in states:
+        q = matcher._state.lexer_state
+        classes = tdwa.class_of_token[np.flatnonzero(matcher.mask())]
+        outcomes = np.where(tdwa.class_close[q, classes] != 0,      # decided from START at run time
+                            tdwa.class_outcome[START, classes], tdwa.class_outcome[q, classes])
+        for o in outcomes[outcomes != NO_OUTCOME].tolist():
+            node = tdwa.outcomes[o].node
+            if node and tdwa.trie_parent[node]:
+                found[first_lexeme_of(tdwa, node)] += 1
+    return found
+
+
 def test_groups_too_large_are_split_by_their_next_lexeme(monkeypatch, tmp_path):
-    """With a node budget that the largest first-lexeme groups exceed but their parts do not, those
-    groups are split one lexeme deeper, and the masks stay exact."""
+    """A group too large to build is split by its next lexeme, again if its parts are too (here the
+    first-lexeme group whose deeper tokens the sampled states allow most is declared too large, and
+    so is every splittable part of it). The masks stay exact, and the states do allow tokens of the
+    split-off groups."""
+    from glrmask_cli.errors import LimitExceeded
     from glrmask_cli.parser_dwa import groups as G
     from glrmask_cli.parser_dwa import layout
     from glrmask_cli.pipeline import build_artifact
-    from glrmask_cli.terminal_dwa import build_terminal_dwa
-    from tests.support.builds import vocabulary
 
-    b = grouped("lark", "runtime-close")
-    c = b.compiled
-    tdwa = build_terminal_dwa(c.lexer, c.vocab.token_bytes, c.vocab.special_ids, c.vocab.eos_ids, True)
-    term_sets = [c.lexer.term_set(i) for i in range(c.lexer.n_term_sets)]
-    has_action = (np.diff(c.lr.action_offsets) > 0).reshape(c.lr.n_states, c.lr.n_terminals)
+    b = built(CASES["lark"][0], "gpt2", layout="runtime-close")     # gpt2: many tokens of several lexemes
+    tdwa = b.compiled.terminal_dwa
+    ((first, _),) = _deeper_tokens_allowed(tdwa, sampled_states(b, lark_documents(), 150, seed=13)).most_common(1)
+    real_build = layout.build_read_nfa
 
-    def size(group):
-        nfa = layout.build_read_nfa(tdwa, term_sets, c.effects, has_action, frozenset(c.lexer.ignored.tolist()),
-                                    c.lr.end_terminal, group)
-        return len(nfa.accepted)
+    def build_read_nfa(*args):
+        group = args[6]
+        if any(G.first_lexeme_of(tdwa, node) == first for node in group.subtrees) and G.split(tdwa, group):
+            raise LimitExceeded("max_nfa_nodes", 0, "test", "declared too large")
+        return real_build(*args)
 
-    firsts = G.by_first_lexeme(tdwa)
-    target = max((group for group in firsts if G.split(tdwa, group)), key=size)
-    budget = max(size(part) for part in [g for g in firsts if g != target] + G.split(tdwa, target))
-    assert size(target) > budget          # only `target` is too large: it is split, everything else fits
-    monkeypatch.setattr(layout, "MAX_NFA_NODES", budget)
-    result = build_artifact(CASES["lark"][0], tmp_path / "split.glrm", tokenizer=vocabulary("small-gpt2"), layout="grouped")
-    assert len(result.compiled.parser_dwa.groups) > len(firsts)
+    monkeypatch.setattr(layout, "build_read_nfa", build_read_nfa)
+    result = build_artifact(CASES["lark"][0], tmp_path / "split.glrm", tokenizer=b.vocab, layout="grouped")
+    groups = result.compiled.parser_dwa.groups
+    depths = [len(tdwa.lexeme_sequence(node)) for group in groups for node in group.subtrees]
+    assert max(depths) >= 3                      # split twice
     split_built = Built(glrmask_runtime.load(result.path), b.vocab, result.compiled, result.path)
-    assert_masks_equal(split_built, sampled_states(split_built, lark_documents(), 150, seed=13))
+    states = sampled_states(split_built, lark_documents(), 150, seed=13)
+    assert_masks_equal(split_built, states)
+    assert _deeper_tokens_allowed(tdwa, states)[first] > 0
 
 
 def test_small_groups_are_merged_back_into_one(monkeypatch, tmp_path):
@@ -118,3 +140,40 @@ def test_small_groups_are_merged_back_into_one(monkeypatch, tmp_path):
     assert len(result.compiled.parser_dwa.groups) < apart
     merged = Built(glrmask_runtime.load(result.path), result.compiled.vocab, result.compiled, result.path)
     assert_masks_equal(merged, sampled_states(merged, lark_documents(), 150, seed=14))
+
+
+@pytest.mark.slow
+def test_sql_string_alias_after_a_column_when_its_group_is_split(monkeypatch, tmp_path):
+    """Regression (sql x cl100k_base, brute-force oracle): after `SELECT cost_of_tr` the token `"",\\n`
+    (a string alias, a comma, a newline) was masked: its group (first lexeme: the string) had been
+    split, and a group of a subtree below the first lexeme never entered that subtree. Rebuilt here
+    with a small vocabulary and the split forced."""
+    from glrmask_cli.errors import LimitExceeded
+    from glrmask_cli.parser_dwa import groups as G
+    from glrmask_cli.parser_dwa import layout
+    from glrmask_cli.pipeline import build_artifact
+    from glrmask_cli.vocab.vocabulary import Vocabulary
+    from tests.exactness import CASES as MATRIX
+    from tests.support.brute_force import TokenTrie, brute_force_mask
+
+    extra = [b'"",\n', b'"",', b'""', b',\n', b' "",\n', b' "",\r\n']
+    tokens = [bytes([byte]) for byte in range(256)] + extra + [b""]
+    vocab = Vocabulary.from_tokens("bytes-and-aliases", tokens, eos_ids=[len(tokens) - 1])
+    grammar = next(case for case in MATRIX if case.name == "sql").path()
+    real_build = layout.build_read_nfa
+
+    def build_read_nfa(*args):         # every first-lexeme group that can be split is declared too large
+        tdwa, group = args[0], args[6]
+        if len(group.subtrees) == 1 and tdwa.trie_parent[next(iter(group.subtrees))] == 0 and G.split(tdwa, group):
+            raise LimitExceeded("max_nfa_nodes", 0, "test", "declared too large")
+        return real_build(*args)
+
+    monkeypatch.setattr(layout, "build_read_nfa", build_read_nfa)
+    result = build_artifact(grammar, tmp_path / "sql.glrm", tokenizer=vocab, layout="grouped")
+    art = glrmask_runtime.load(result.path)
+    matcher = art.matcher()
+    matcher.commit_bytes(b"SELECT cost_of_tr")
+    expected = brute_force_mask(art.recognizer, matcher._state, TokenTrie(vocab.token_bytes, vocab.special_ids),
+                                art.vocab_size, art.eos_token_ids)
+    assert all(expected[tokens.index(token)] for token in (b'"",\n', b' "",\n'))
+    assert np.array_equal(matcher.mask(), expected)
