@@ -9,7 +9,8 @@ Per cell (grammar, tokenizer): build the artifact, then
   3. random walks: outputs ending in EOS must parse with lark (`walk_parse_failures`), `dead_ends`.
   4. llguidance: its packed mask at every document step vs ours (`llguidance_disagreements`, by class).
 Also `unsupported` rows: grammars `glrmask build` must refuse with a one-line message.
-Writes reports/exactness.json and prints a table. Usage: python -m tests.exactness [--quick] [--grammars a,b]
+Writes reports/exactness.json (merged: a run replaces its own cells, each stamped with date and commit)
+and the table reports/exactness.md. Usage: python -m tests.exactness [--quick] [--grammars a,b] [--tokenizers x,y]
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import multiprocessing
 import random
 import re
 import resource
+import subprocess
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -243,21 +245,31 @@ COLUMNS = ["documents", "steps", "unsound_steps", "valid_rejected", "invalid_acc
            "states", "mask_mismatches", "walks", "dead_ends", "walk_parse_failures"]
 
 
+TARGETS = ["unsound_steps", "valid_rejected", "invalid_accepted", "mask_mismatches", "dead_ends",
+           "walk_parse_failures"]          # each must be 0 (semantic differences are documented instead)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m tests.exactness")
     parser.add_argument("--quick", action="store_true", help="gpt2 and cl100k only, fewer states and walks")
     parser.add_argument("--grammars", default=",".join(c.name for c in CASES),
                         help="comma-separated cell names, or `unsupported` for the refused grammars")
+    parser.add_argument("--tokenizers", default=None,
+                        help=f"comma-separated tokenizer files (default: all; --quick: the first two): {', '.join(TOKENIZERS)}")
     parser.add_argument("--no-llguidance", action="store_true", help="skip oracle 4")
     parser.add_argument("--max-gb", type=float, default=8.0, help="address-space cap per cell process")
     parser.add_argument("--max-minutes", type=float, default=45.0, help="CPU-time cap per cell process")
     args = parser.parse_args()
-    tokenizers = TOKENIZERS[:2] if args.quick else TOKENIZERS
+    tokenizers = args.tokenizers.split(",") if args.tokenizers else TOKENIZERS[:2] if args.quick else TOKENIZERS
     n_states, n_walks = (10, 10) if args.quick else (40, 30)
     wanted = set(args.grammars.split(","))
     unknown = wanted - {c.name for c in CASES} - {"unsupported"}
     if unknown:
         parser.error(f"unknown grammars {sorted(unknown)}; known: {', '.join(c.name for c in CASES)}, unsupported")
+    if set(tokenizers) - set(TOKENIZERS):
+        parser.error(f"unknown tokenizers {sorted(set(tokenizers) - set(TOKENIZERS))}; known: {', '.join(TOKENIZERS)}")
+    stamp = {"measured": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "commit": _commit(),
+             "tier": "quick" if args.quick else "full"}
     cells = []
     for case in (c for c in CASES if c.name in wanted):
         too_large = None     # a grammar whose automaton exceeded a limit is not retried per tokenizer
@@ -269,16 +281,74 @@ def main() -> None:
                                      args.max_gb, args.max_minutes)
                 if cell.get("error", "").startswith(("LimitExceeded", "MemoryError", "stopped")):
                     too_large = f"x {tokenizer}: {cell['error']}"
-            cells.append(cell)
+            cells.append(cell | stamp)
             print(_row(cell), flush=True)
     if "unsupported" in wanted or args.grammars == parser.get_default("grammars"):
         for row in unsupported_rows():
-            cells.append(row)
+            cells.append(row | stamp)
             print(_row(row), flush=True)
     out = REPO_ROOT / "reports" / "exactness.json"
+    cells = merged(json.loads(out.read_text())["cells"] if out.exists() else [], cells)
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps({"cells": cells}, indent=2))
-    print(f"wrote {out}")
+    out.with_suffix(".md").write_text(summary_table(cells))
+    print(f"wrote {out} and {out.with_suffix('.md')} ({len(cells)} cells)")
+
+
+def _commit() -> str:
+    """The checkout's commit, "+changes" when the tree differs from it ("unknown" outside git)."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO_ROOT, capture_output=True,
+                              text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO_ROOT,
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("+changes" if dirty else "")
+
+
+def _key(cell: dict) -> tuple[str, str, str]:
+    return cell["grammar"], cell.get("tokenizer", ""), cell.get("kind", "cell")
+
+
+def merged(old: list[dict], new: list[dict]) -> list[dict]:
+    """The report after a run: the new cells replace those of the same grammar and tokenizer, the
+    others stay (the full matrix takes hours, so it is run in parts; each cell says when and at
+    which commit it was measured). Ordered as CASES x TOKENIZERS, then the unsupported rows."""
+    by_key = {_key(cell): cell for cell in old} | {_key(cell): cell for cell in new}
+    case_order = {c.name: i for i, c in enumerate(CASES)}
+    tokenizer_order = {t: i for i, t in enumerate(TOKENIZERS)}
+    return sorted(by_key.values(), key=lambda c: (c.get("kind") == "unsupported", case_order.get(c["grammar"], 99),
+                                                 c["grammar"], tokenizer_order.get(c.get("tokenizer"), 99)))
+
+
+def summary_table(cells: list[dict]) -> str:
+    """reports/exactness.md: one line per cell; `targets` says whether every TARGETS count is 0."""
+    head = (["grammar", "tokenizer"] + [c.replace("_", " ") for c in COLUMNS] +
+            ["llguidance steps / disagreements", "targets", "measured"])
+    lines = ["# Exactness matrix (`make exactness`)", "",
+             "Columns: tests/exactness.py; semantic differences and llguidance classes: docs/semantics.md.", "",
+             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for cell in cells:
+        when = f"{cell.get('measured', '?')} {cell.get('commit', '')} {cell.get('tier', '')}".strip()
+        if cell.get("kind") == "unsupported":
+            seen = cell.get("expected_error_seen")
+            verdict = "skipped" if seen is None else "refused as expected" if seen else "NOT refused as expected"
+            lines.append(f"| {cell['grammar']} | (unsupported) |" + " |" * (len(COLUMNS) + 1) + f" {verdict} | {when} |")
+            continue
+        if "skipped" in cell or "error" in cell:
+            what = "skipped" if "skipped" in cell else "ERROR"
+            reason = (cell.get("skipped") or cell.get("error", ""))[:160].replace("|", "/")
+            lines.append(f"| {cell['grammar']} | {cell['tokenizer']} |" + " |" * len(COLUMNS) +
+                         f" | {what}: {reason} | {when} |")
+            continue
+        llg = cell.get("llguidance", {})
+        llg_text = ("not run" if "not_run" in llg or not llg else
+                    f"{llg['llguidance_steps']} / {llg['llguidance_disagreements']}")
+        met = "met" if all(cell[k] == 0 for k in TARGETS) else "MISSED: " + ", ".join(k for k in TARGETS if cell[k])
+        lines.append(f"| {cell['grammar']} | {cell['tokenizer']} | " + " | ".join(str(cell[k]) for k in COLUMNS) +
+                     f" | {llg_text} | {met} | {when} |")
+    return "\n".join(lines) + "\n"
 
 
 def _run_isolated(case_name: str, tokenizer: str, n_states: int, n_walks: int, llguidance: bool,
