@@ -245,6 +245,7 @@ COLUMNS = ["documents", "steps", "unsound_steps", "valid_rejected", "invalid_acc
            "states", "mask_mismatches", "walks", "dead_ends", "walk_parse_failures"]
 
 
+REPORT = REPO_ROOT / "reports" / "exactness.json"
 TARGETS = ["unsound_steps", "valid_rejected", "invalid_accepted", "mask_mismatches", "dead_ends",
            "walk_parse_failures"]          # each must be 0 (semantic differences are documented instead)
 
@@ -268,9 +269,7 @@ def main() -> None:
         parser.error(f"unknown grammars {sorted(unknown)}; known: {', '.join(c.name for c in CASES)}, unsupported")
     if set(tokenizers) - set(TOKENIZERS):
         parser.error(f"unknown tokenizers {sorted(set(tokenizers) - set(TOKENIZERS))}; known: {', '.join(TOKENIZERS)}")
-    stamp = {"measured": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "commit": _commit(),
-             "tier": "quick" if args.quick else "full"}
-    cells = []
+    provenance = {"commit": _commit(), "tier": "quick" if args.quick else "full"}
     for case in (c for c in CASES if c.name in wanted):
         too_large = None     # a grammar whose automaton exceeded a limit is not retried per tokenizer
         for tokenizer in tokenizers:
@@ -281,18 +280,23 @@ def main() -> None:
                                      args.max_gb, args.max_minutes)
                 if cell.get("error", "").startswith(("LimitExceeded", "MemoryError", "stopped")):
                     too_large = f"x {tokenizer}: {cell['error']}"
-            cells.append(cell | stamp)
             print(_row(cell), flush=True)
+            save([cell | provenance])     # after each cell: a long run that stops keeps what it measured
     if "unsupported" in wanted or args.grammars == parser.get_default("grammars"):
-        for row in unsupported_rows():
-            cells.append(row | stamp)
+        rows = unsupported_rows()
+        for row in rows:
             print(_row(row), flush=True)
-    out = REPO_ROOT / "reports" / "exactness.json"
-    cells = merged(json.loads(out.read_text())["cells"] if out.exists() else [], cells)
-    out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps({"cells": cells}, indent=2))
-    out.with_suffix(".md").write_text(summary_table(cells))
-    print(f"wrote {out} and {out.with_suffix('.md')} ({len(cells)} cells)")
+        save([row | provenance for row in rows])
+    print(f"wrote {REPORT} and {REPORT.with_suffix('.md')}")
+
+
+def save(cells: list[dict]) -> None:
+    """Merge cells, stamped with the time, into reports/exactness.json and rewrite reports/exactness.md."""
+    now = {"measured": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    report = merged(json.loads(REPORT.read_text())["cells"] if REPORT.exists() else [], [c | now for c in cells])
+    REPORT.parent.mkdir(exist_ok=True)
+    REPORT.write_text(json.dumps({"cells": report}, indent=2))
+    REPORT.with_suffix(".md").write_text(summary_table(report))
 
 
 def _commit() -> str:
