@@ -184,7 +184,8 @@ class EffectGraph:
 def build_effect_graphs(tables: LRTables, max_nodes: int = DEFAULT_MAX_CONFIGS) -> tuple[EffectGraph, ...]:
     """Every terminal's effects as an `EffectGraph` (same effects as `build_stack_effects`, shared)."""
     explorer = _Explorer(tables, max_nodes)
-    return tuple(_graph_of(explorer, t, max_nodes) for t in range(tables.n_terminals))
+    shared: dict = {}     # one object per distinct edge, edge list and writes: deep graphs repeat them
+    return tuple(_graph_of(explorer, t, max_nodes, shared) for t in range(tables.n_terminals))
 
 
 def _canonical(reads: tuple, popped: int, writes: tuple) -> tuple[tuple, tuple, int, tuple]:
@@ -196,7 +197,7 @@ def _canonical(reads: tuple, popped: int, writes: tuple) -> tuple[tuple, tuple, 
     return (writes, distance, reads[anchor]), (reads[anchor],) + (ANY,) * (distance - 1), distance, writes
 
 
-def _graph_of(explorer: _Explorer, t: int, max_nodes: int) -> EffectGraph:
+def _graph_of(explorer: _Explorer, t: int, max_nodes: int, shared: dict) -> EffectGraph:
     index: dict[tuple, int] = {}
     configs: list[tuple] = []
     edges: list[list[tuple[tuple[int, ...], int]]] = []
@@ -221,15 +222,22 @@ def _graph_of(explorer: _Explorer, t: int, max_nodes: int) -> EffectGraph:
         top = writes[-1] if writes else reads[popped]
         for kind, arg, length in explorer.cells.get((top, t), ()):
             if kind == SHIFT:
-                finals[done].append(writes + (arg,))
+                written = writes + (arg,)
+                finals[done].append(shared.setdefault(written, written))
             elif kind == ACCEPT:
                 finals[done].append(())
             else:
                 for n_reads, n_popped, n_writes in explorer._reduce(reads, popped, writes, arg, length, t):
-                    edges[done].append((n_reads[len(reads):], node_of(n_reads, n_popped, n_writes)))
+                    labels = n_reads[len(reads):]
+                    edge = (shared.setdefault(labels, labels), node_of(n_reads, n_popped, n_writes))
+                    edges[done].append(shared.setdefault(edge, edge))
         done += 1
-    return EffectGraph(t, roots, tuple(tuple(sorted(set(e))) for e in edges),
-                       tuple(tuple(sorted(set(f))) for f in finals))
+
+    def one(items: list) -> tuple:
+        found = tuple(sorted(set(items)))
+        return shared.setdefault(found, found)
+
+    return EffectGraph(t, roots, tuple(one(e) for e in edges), tuple(one(f) for f in finals))
 
 
 def _children_first(graph: EffectGraph) -> list[int]:
