@@ -33,4 +33,4 @@ artifacts: setup
 	$(PY) -m glrmask_cli build grammars/json.lark --tokenizer gpt2 -o artifacts/json.gpt2.glrm
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis .cache reports
+	rm -rf $(VENV) .pytest_cache .hypothesis .cache
