@@ -20,10 +20,10 @@ import numpy as np
 from glrmask_runtime.tables import LexerTables, LRTables
 
 from glrmask_cli.errors import LimitExceeded
-from glrmask_cli.parser.stack_effects import EffectGraph, read_bounds
+from glrmask_cli.parser.stack_effects import EffectGraph
 from glrmask_cli.parser_dwa.determinize import MAX_DWA_STATES, ParserDWA, combine, determinize_group
 from glrmask_cli.parser_dwa.groups import Group, by_first_lexeme, split, walk_roots, whole
-from glrmask_cli.parser_dwa.splice import MAX_NFA_NODES, build_read_nfa
+from glrmask_cli.parser_dwa.splice import MAX_NFA_NODES, build_read_nfa, index_effects
 from glrmask_cli.terminal_dwa import TerminalDWA
 
 Layout = Literal["auto", "one", "runtime-close", "grouped"]
@@ -50,11 +50,11 @@ def build_parser_dwa(terminal_dwa: Callable[[bool], TerminalDWA], lexer: LexerTa
     ignored = frozenset(int(t) for t in lexer.ignored)
     has_action = (np.diff(lr.action_offsets) > 0).reshape(lr.n_states, lr.n_terminals)
     tried = AUTO_ORDER if layout == "auto" else (layout,)
-    bounds = [read_bounds(graph) for graph in effects]     # once, not per group
+    index = index_effects(effects)     # once, not per group
 
     def group_dwa(tdwa: TerminalDWA, group: Group, budget: int, max_states: int = MAX_DWA_STATES) -> ParserDWA:
         return determinize_group(build_read_nfa(tdwa, term_sets, effects, has_action, ignored, lr.end_terminal,
-                                                group, budget, bounds), max_states)
+                                                group, budget, index), max_states)
 
     for name in tried:
         tdwa = terminal_dwa(name != "one")

@@ -17,6 +17,7 @@ consumed iff the top state has an action on it, so its check reads at most the t
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -39,11 +40,10 @@ class _Splicer:
 
     def __init__(self, tdwa: TerminalDWA, term_sets: list[tuple[int, ...]], graphs: Sequence[EffectGraph],
                  has_action: np.ndarray, ignored: frozenset[int], end_terminal: int, group: Group,
-                 max_nodes: int, bounds: Sequence[tuple[int, int]]):
+                 max_nodes: int, index: EffectIndex):
         self.tdwa, self.term_sets, self.graphs, self.has_action = tdwa, term_sets, graphs, has_action
         self.ignored, self.end_terminal, self.group, self.max_nodes = ignored, end_terminal, group, max_nodes
-        self.bounds = bounds
-        self.roots_by_top = [_roots_by_top(g) for g in graphs]
+        self.bounds, self.roots_by_top = index.bounds, index.roots_by_top
         self.nfa = ReadNFA()
         self.accept = [self.nfa.add_node(1 << o) for o in range(len(tdwa.outcomes))]
         self.index: dict[tuple, int] = {("at", 0, ()): self.nfa.start}
@@ -247,6 +247,19 @@ class _Splicer:
         return found
 
 
+@dataclass(frozen=True)
+class EffectIndex:
+    """What every group's splice looks up in the effect graphs, computed once per build: each
+    graph's `read_bounds` and its roots by the top state they read."""
+
+    bounds: list[tuple[int, int]]
+    roots_by_top: list[dict[int, tuple[int, ...]]]
+
+
+def index_effects(graphs: Sequence[EffectGraph]) -> EffectIndex:
+    return EffectIndex([read_bounds(graph) for graph in graphs], [_roots_by_top(graph) for graph in graphs])
+
+
 def _roots_by_top(graph: EffectGraph) -> dict[int, tuple[int, ...]]:
     by_top: dict[int, list[int]] = {}
     for top, node in graph.roots:
@@ -257,10 +270,10 @@ def _roots_by_top(graph: EffectGraph) -> dict[int, tuple[int, ...]]:
 def build_read_nfa(tdwa: TerminalDWA, term_sets: list[tuple[int, ...]], graphs: Sequence[EffectGraph],
                    has_action: np.ndarray, ignored: frozenset[int], end_terminal: int,
                    group: Group | None = None, max_nodes: int = MAX_NFA_NODES,
-                   bounds: Sequence[tuple[int, int]] | None = None) -> ReadNFA:
+                   index: EffectIndex | None = None) -> ReadNFA:
     """The read NFA of the outcomes of `group` (default: all) of the Terminal DWA (see the module
     docstring). `has_action[p, t]`: LR state p has an action on terminal t. LimitExceeded past
-    `max_nodes` nodes. `bounds`: each graph's `read_bounds` (pass them when building many groups)."""
+    `max_nodes` nodes. `index`: `index_effects(graphs)` (pass it when building many groups)."""
     group = group if group is not None else whole(tdwa)[0]
-    bounds = bounds if bounds is not None else [read_bounds(graph) for graph in graphs]
-    return _Splicer(tdwa, term_sets, graphs, has_action, ignored, end_terminal, group, max_nodes, bounds).run()
+    index = index if index is not None else index_effects(graphs)
+    return _Splicer(tdwa, term_sets, graphs, has_action, ignored, end_terminal, group, max_nodes, index).run()
