@@ -76,6 +76,24 @@ def test_lazily_built_dicts_give_the_same_masks(monkeypatch):
     assert 0 < len(lazy.dwa_edges) <= lazy.n_dwa_states
 
 
+def _declare_too_large(monkeypatch, too_large) -> None:
+    """Make the grouped layout treat a group as too large to build when `too_large(tdwa, group)` and
+    the group can be split, so that it is split (layout._grouped's LimitExceeded path)."""
+    from glrmask_cli.errors import LimitExceeded
+    from glrmask_cli.parser_dwa import groups as G
+    from glrmask_cli.parser_dwa import layout
+
+    real_build = layout.build_read_nfa
+
+    def build_read_nfa(tdwa, *args):
+        group = args[5]
+        if too_large(tdwa, group) and G.split(tdwa, group):
+            raise LimitExceeded("max_nfa_nodes", 0, "test", "declared too large")
+        return real_build(tdwa, *args)
+
+    monkeypatch.setattr(layout, "build_read_nfa", build_read_nfa)
+
+
 def _deeper_tokens_allowed(tdwa, states) -> collections.Counter:
     """First-lexeme trie node -> how many allowed tokens (over `states`) close that lexeme and at least
     one more: the tokens that a split of that node's group moves into deeper groups."""
@@ -101,23 +119,14 @@ def test_groups_too_large_are_split_by_their_next_lexeme(monkeypatch, tmp_path):
     first-lexeme group whose deeper tokens the sampled states allow most is declared too large, and
     so is every splittable part of it). The masks stay exact, and the states do allow tokens of the
     split-off groups."""
-    from glrmask_cli.errors import LimitExceeded
     from glrmask_cli.parser_dwa import groups as G
-    from glrmask_cli.parser_dwa import layout
     from glrmask_cli.pipeline import build_artifact
 
     b = built(CASES["lark"][0], "gpt2", layout="runtime-close")     # gpt2: many tokens of several lexemes
     tdwa = b.compiled.terminal_dwa
     ((first, _),) = _deeper_tokens_allowed(tdwa, sampled_states(b, lark_documents(), 150, seed=13)).most_common(1)
-    real_build = layout.build_read_nfa
-
-    def build_read_nfa(*args):
-        group = args[6]
-        if any(G.first_lexeme_of(tdwa, node) == first for node in group.subtrees) and G.split(tdwa, group):
-            raise LimitExceeded("max_nfa_nodes", 0, "test", "declared too large")
-        return real_build(*args)
-
-    monkeypatch.setattr(layout, "build_read_nfa", build_read_nfa)
+    _declare_too_large(monkeypatch, lambda tdwa, group: any(G.first_lexeme_of(tdwa, node) == first
+                                                            for node in group.subtrees))
     result = build_artifact(CASES["lark"][0], tmp_path / "split.glrm", tokenizer=b.vocab, layout="grouped")
     groups = result.compiled.parser_dwa.groups
     depths = [len(tdwa.lexeme_sequence(node)) for group in groups for node in group.subtrees]
@@ -148,9 +157,6 @@ def test_sql_string_alias_after_a_column_when_its_group_is_split(monkeypatch, tm
     (a string alias, a comma, a newline) was masked: its group (first lexeme: the string) had been
     split, and a group of a subtree below the first lexeme never entered that subtree. Rebuilt here
     with a small vocabulary and the split forced."""
-    from glrmask_cli.errors import LimitExceeded
-    from glrmask_cli.parser_dwa import groups as G
-    from glrmask_cli.parser_dwa import layout
     from glrmask_cli.pipeline import build_artifact
     from glrmask_cli.vocab.vocabulary import Vocabulary
     from tests.exactness import CASES as MATRIX
@@ -160,16 +166,11 @@ def test_sql_string_alias_after_a_column_when_its_group_is_split(monkeypatch, tm
     tokens = [bytes([byte]) for byte in range(256)] + extra + [b""]
     vocab = Vocabulary.from_tokens("bytes-and-aliases", tokens, eos_ids=[len(tokens) - 1])
     grammar = next(case for case in MATRIX if case.name == "sql").path()
-    real_build = layout.build_read_nfa
-
-    def build_read_nfa(*args):         # every first-lexeme group that can be split is declared too large
-        tdwa, group = args[0], args[6]
-        if len(group.subtrees) == 1 and tdwa.trie_parent[next(iter(group.subtrees))] == 0 and G.split(tdwa, group):
-            raise LimitExceeded("max_nfa_nodes", 0, "test", "declared too large")
-        return real_build(*args)
-
-    monkeypatch.setattr(layout, "build_read_nfa", build_read_nfa)
+    _declare_too_large(monkeypatch, lambda tdwa, group: any(tdwa.trie_parent[node] == 0 for node in group.subtrees))
     result = build_artifact(grammar, tmp_path / "sql.glrm", tokenizer=vocab, layout="grouped")
+    tdwa = result.compiled.terminal_dwa
+    assert any(tdwa.trie_parent[node] != 0 for group in result.compiled.parser_dwa.groups
+               for node in group.subtrees)       # the split happened: a group below a first lexeme
     art = glrmask_runtime.load(result.path)
     matcher = art.matcher()
     matcher.commit_bytes(b"SELECT cost_of_tr")
