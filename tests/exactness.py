@@ -6,7 +6,8 @@ Per cell (grammar, tokenizer): build the artifact, then
      bytes (a mask bug) and as `semantic_differences` if the recognizer rejects them too (a documented
      scanner difference, docs/semantics.md); an invalid document that reaches EOS is `invalid_accepted`.
   2. brute force: sampled states, DWA mask vs trying every token (`mask_mismatches`).
-  3. random walks: outputs ending in EOS must parse with lark (`walk_parse_failures`), `dead_ends`.
+  3. random walks: outputs ending in EOS must parse with lark (`walk_parse_failures`), `dead_ends`;
+     one lark rejects while its rules accept our lexemes of it is a `semantic_differences` (lexing).
   4. llguidance: its packed mask at every document step vs ours (`llguidance_disagreements`, by class).
 Also `unsupported` rows: grammars `glrmask build` must refuse with a one-line message.
 Writes reports/exactness.json (merged: a run replaces its own cells, each stamped with date and commit)
@@ -32,6 +33,7 @@ from pathlib import Path
 
 import pytest
 from glrmask_runtime.errors import InputRejected
+from glrmask_runtime.tables import START
 from lark import Lark
 
 from bench.workloads import ESCAPED_STRING_PEER, WORKLOADS, inline_common_imports, strip_priorities
@@ -43,7 +45,7 @@ from tests.support import llguidance_oracle
 from tests.support.brute_force import TokenTrie, brute_force_mask, random_walk
 from tests.support.builds import JSON_GRAMMAR, LARK_GRAMMARS, REPO_ROOT, built
 from tests.support.data import CACHE_DIR, corpus_path, tokenizer_file
-from tests.support.lark_judge import lark_parses
+from tests.support.lark_judge import lark_parses, lexemes_parse
 from tests.support.packages import poetry_grammar, sympy_latex_grammar, syncode_grammar
 from tests.support.stress import STRESS, stdlib_expressions, stress_sentences
 
@@ -207,14 +209,42 @@ def _brute_force_oracle(b, documents: list[tuple[str, str]], n_states: int, coun
 
 
 def _walk_oracle(b, judge: Lark, n_walks: int, counts: dict, examples: list) -> None:
+    """Walks that end in EOS must parse with lark; one lark rejects counts as a semantic difference if
+    lark's rules accept our lexemes of it (the split into lexemes differs: docs/semantics.md) and as a
+    `walk_parse_failure` otherwise."""
     rng = random.Random(12)
     for _ in range(n_walks):
         tokens, ending = random_walk(b.artifact.matcher(), rng, 60, 10, b.artifact.eos_token_ids)
         counts["walks"] += 1
         counts["dead_ends"] += ending == "dead"
-        if ending == "eos" and not _lark_accepts(judge, b.vocab.decode_bytes(tokens).decode("utf-8", "replace")):
-            counts["walk_parse_failures"] += 1
-            examples.append(f"walk_parse_failure: {b.vocab.decode_bytes(tokens)[:80]!r}")
+        output = b.vocab.decode_bytes(tokens)
+        if ending != "eos" or _lark_accepts(judge, output):
+            continue
+        key = "semantic_differences" if lexemes_parse(judge, our_lexemes(b, output)) else "walk_parse_failures"
+        counts[key] += 1
+        examples.append(f"{key}: walk {output[:80]!r}")
+
+
+def our_lexemes(b, output: bytes) -> list[tuple[str, tuple[str, ...]]]:
+    """How our scanner splits `output` (a complete document): (text, names of the terminals it may be)
+    per lexeme, %ignore'd-only lexemes left out. Text that is not UTF-8 is decoded with replacement."""
+    scanner = b.artifact.recognizer.scanner
+    names = [t.name for t in b.compiled.grammar.terminals]
+    ignored = set(b.artifact.lexer.ignored.tolist())
+    spans, state, start = [], START, 0
+    for pos in range(len(output)):
+        closed, state = scanner.scan(state, output[pos:pos + 1])
+        if closed:
+            spans.append((start, pos, closed[0]))
+            start = pos
+    if state != START:
+        spans.append((start, len(output), scanner.close(state)))
+    lexemes = []
+    for begin, end, set_id in spans:
+        terms = [t for t in scanner.term_set(set_id) if t not in ignored]
+        if terms:
+            lexemes.append((output[begin:end].decode("utf-8", "replace"), tuple(names[t] for t in terms)))
+    return lexemes
 
 
 def _llguidance_oracle(case: GrammarCase, tokenizer: str, b, replayed: list[tuple[str, list[int]]]) -> dict:

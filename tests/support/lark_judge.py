@@ -2,14 +2,16 @@
 
 `spec_to_lark` writes a GrammarSpec back as Lark text (same terminal names, patterns, priorities);
 `cfg_to_lark` writes a CFG over one-character terminals so that terminal *sequences* can be judged;
+`lexemes_parse` judges a lexeme sequence with a Lark parser's own rules (lexing vs parsing differences);
 `EarleyJudge` answers "is this in the language?" with Lark(parser='earley').
 """
 
 from __future__ import annotations
 
 import json
-
 import random
+import re
+from collections.abc import Collection, Sequence
 
 from lark import Lark
 from lark.exceptions import LarkError
@@ -79,20 +81,52 @@ def cfg_to_lark(cfg: CFG) -> str:
     """Lark text for `cfg` where terminal id i is the one-character literal TERMINAL_CHARS[i]."""
     if cfg.n_terminals - 1 > len(TERMINAL_CHARS):
         raise ValueError(f"cfg_to_lark: at most {len(TERMINAL_CHARS)} terminals, got {cfg.n_terminals - 1}")
-    by_lhs: dict[int, list[tuple[int, ...]]] = {}
-    for r in cfg.rules:
-        by_lhs.setdefault(r.lhs, []).append(r.rhs)
 
     def sym(s: int) -> str:
         return json.dumps(TERMINAL_CHARS[s]) if cfg.is_terminal(s) else f"n{s}"
 
-    lines = [f"start: n{cfg.start}"]
-    for lhs in sorted(by_lhs):
-        lines.append(f"n{lhs}: " + "\n    | ".join(" ".join(sym(s) for s in rhs) for rhs in by_lhs[lhs]))
-    used = {s for r in cfg.rules for s in r.rhs if not cfg.is_terminal(s)} | {cfg.start}
-    for s in sorted(used - set(by_lhs)):  # no rule: a rule that derives nothing
-        lines.append(f"n{s}: n{s}")
+    alternatives: dict[str, list[str]] = {}
+    for r in cfg.rules:
+        alternatives.setdefault(sym(r.lhs), []).append(" ".join(sym(s) for s in r.rhs))
+    used = {sym(s) for r in cfg.rules for s in r.rhs if not cfg.is_terminal(s)}
+    return _bnf_text(sym(cfg.start), alternatives, used)
+
+
+def _bnf_text(start: str, alternatives: dict[str, list[str]], used: set[str]) -> str:
+    """`start: <start>`, then one rule per name (alternatives already written as Lark text, sorted by
+    name); a name in `used` or `start` without alternatives gets a rule that derives nothing."""
+    lines = [f"start: {start}"]
+    lines += [f"{lhs}: " + "\n    | ".join(alternatives[lhs]) for lhs in sorted(alternatives)]
+    lines += [f"{name}: {name}" for name in sorted((used | {start}) - set(alternatives))]
     return "\n".join(lines) + "\n"
+
+
+def lexemes_parse(judge: Lark, lexemes: Sequence[tuple[str, Collection[str]]]) -> bool:
+    """Does lark's parser -- the judge's own rules, not its lexer -- accept this lexeme sequence?
+
+    Each lexeme is (text, names of the judge's terminals it may be); a name counts only if its pattern
+    matches the whole text (Python `re`, as lark uses). True means a document lark rejects differs
+    from ours in how its text splits into lexemes only, not in what the rules allow."""
+    patterns = {t.name: re.compile(t.pattern.to_regexp(), judge.lexer_conf.g_regex_flags) for t in judge.terminals}
+    kinds: dict[tuple[str, ...], str] = {}          # the terminal names a lexeme may be -> its character
+    sequence = []
+    for text, names in lexemes:
+        kind = tuple(sorted(n for n in names if n in patterns and patterns[n].fullmatch(text)))
+        if not kind:
+            return False
+        sequence.append(kinds.setdefault(kind, TERMINAL_CHARS[len(kinds)]))
+    symbols = {s.name: f"t{i}" if s.is_term else f"n{i}"
+               for i, s in enumerate(dict.fromkeys(s for r in judge.rules for s in (r.origin, *r.expansion)))}
+    alternatives: dict[str, list[str]] = {}
+    for r in judge.rules:
+        alternatives.setdefault(symbols[r.origin.name], []).append(" ".join(symbols[s.name] for s in r.expansion))
+    for kind, char in kinds.items():
+        for name in kind:
+            if name in symbols:
+                alternatives.setdefault(symbols[name], []).append(json.dumps(char))
+    used = set(symbols.values())
+    parser = Lark(_bnf_text(symbols[judge.options.start[0]], alternatives, used), parser="earley", lexer="basic")
+    return lark_parses(parser, "".join(sequence))
 
 
 def terminals_to_text(terminal_ids: tuple[int, ...] | list[int]) -> str:
