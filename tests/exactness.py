@@ -289,8 +289,9 @@ def main() -> None:
     parser.add_argument("--tokenizers", default=None,
                         help=f"comma-separated tokenizer files (default: all; --quick: the first two): {', '.join(TOKENIZERS)}")
     parser.add_argument("--no-llguidance", action="store_true", help="skip oracle 4")
-    parser.add_argument("--max-gb", type=float, default=8.0, help="address-space cap per cell process")
-    parser.add_argument("--max-minutes", type=float, default=45.0, help="CPU-time cap per cell process")
+    # latex.lark needs the most: 7.4 GB of address space and over 45 CPU minutes with cl100k
+    parser.add_argument("--max-gb", type=float, default=12.0, help="address-space cap per cell process")
+    parser.add_argument("--max-minutes", type=float, default=120.0, help="CPU-time cap per cell process")
     args = parser.parse_args()
     tokenizers = args.tokenizers.split(",") if args.tokenizers else TOKENIZERS[:2] if args.quick else TOKENIZERS
     n_states, n_walks = (10, 10) if args.quick else (40, 30)
