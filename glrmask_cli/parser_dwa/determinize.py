@@ -78,7 +78,10 @@ def combine(parts: Sequence[ParserDWA]) -> ParserDWA:
 
 
 def _subsets(nfa: ReadNFA, max_states: int = MAX_DWA_STATES) -> tuple[list[dict[int, int]], list[int], list[int]]:
-    """Subset construction of `nfa`: (edges, default, cumulative outcomes), state 0 the root."""
+    """Subset construction of `nfa`: (edges, default, cumulative outcomes), state 0 the root.
+
+    A state is (NFA subset, cumulative outcomes); one subset recurs with many cumulative sets
+    (latex.lark x o200k: 12k subsets in 100k states), so its moves are taken once per subset."""
     closure = _Closures(nfa)
     root = closure.of([nfa.start])
     key_of_root = (root, closure.accepted(root))
@@ -86,21 +89,18 @@ def _subsets(nfa: ReadNFA, max_states: int = MAX_DWA_STATES) -> tuple[list[dict[
     keys = [key_of_root]
     edges: list[dict[int, int]] = []
     default: list[int] = []
+    moves: dict[frozenset[int], _Moves] = {}
     head = 0
     while head < len(keys):
         members, cumulative = keys[head]
         head += 1
-        buckets: dict[int, list[int]] = {}
-        for m in members:
-            for label, targets in nfa.reads[m].items():
-                buckets.setdefault(label, []).extend(targets)
-        any_targets = buckets.pop(ANY, [])
+        step = moves.get(members)
+        if step is None:
+            step = moves[members] = _moves(nfa, closure, members)
+        labelled, otherwise = step
 
-        def target(nodes: list[int]) -> int:
-            if not nodes:
-                return NO_STATE
-            subset = closure.of(nodes)
-            key = (subset, cumulative | closure.accepted(subset))
+        def target(subset: frozenset[int], accepted: int) -> int:
+            key = (subset, cumulative | accepted)
             state = index.get(key)
             if state is None:
                 state = index[key] = len(keys)
@@ -111,9 +111,31 @@ def _subsets(nfa: ReadNFA, max_states: int = MAX_DWA_STATES) -> tuple[list[dict[
                                         "operator-precedence grammars, see docs/ARCHITECTURE.md 'Known limits')")
             return state
 
-        edges.append({label: target(any_targets + buckets[label]) for label in sorted(buckets)})
-        default.append(target(any_targets))
+        out: dict[int, int] = {}
+        for subset, accepted, labels in labelled:
+            out.update(dict.fromkeys(labels, target(subset, accepted)))
+        edges.append(out)
+        default.append(target(*otherwise) if otherwise is not None else NO_STATE)
     return edges, default, [acc for _, acc in keys]
+
+
+# A subset's moves: (target subset, its accepted outcomes, the labels that lead there) per distinct
+# target, and the (subset, accepted) that any other label leads to (None: the walk stops).
+_Moves = tuple[list[tuple[frozenset[int], int, tuple[int, ...]]], tuple[frozenset[int], int] | None]
+
+
+def _moves(nfa: ReadNFA, closure: "_Closures", members: frozenset[int]) -> _Moves:
+    buckets: dict[int, list[int]] = {}
+    for m in members:
+        for label, targets in nfa.reads[m].items():
+            buckets.setdefault(label, []).extend(targets)
+    any_targets = buckets.pop(ANY, [])
+    otherwise = closure.of(any_targets)         # part of every label's target
+    by_target: dict[frozenset[int], list[int]] = {}
+    for label in sorted(buckets):
+        by_target.setdefault(closure.of(buckets[label], otherwise), []).append(label)
+    labelled = [(subset, closure.accepted(subset), tuple(labels)) for subset, labels in by_target.items()]
+    return labelled, (otherwise, closure.accepted(otherwise)) if any_targets else None
 
 
 class _Closures:
@@ -138,11 +160,9 @@ class _Closures:
             self._of_node[node] = cached
         return cached
 
-    def of(self, nodes: list[int]) -> frozenset[int]:
-        result: set[int] = set()
-        for node in set(nodes):
-            result |= self._node(node)
-        return frozenset(result)
+    def of(self, nodes: list[int], base: frozenset[int] = frozenset()) -> frozenset[int]:
+        """The closure of `nodes`, united with `base` (a closure already taken)."""
+        return base.union(*map(self._node, set(nodes)))
 
     def accepted(self, subset: frozenset[int]) -> int:
         acc = self._accepted.get(subset)
