@@ -14,7 +14,7 @@ from typing import Iterable, Mapping
 class ReadNFA:
     def __init__(self) -> None:
         self.epsilon: list[list[int]] = []
-        self.reads: list[dict[int, list[int]]] = []
+        self.reads: list[dict[int, dict[int, None]]] = []   # node -> label -> targets (an ordered set)
         self.accepted: list[int] = []          # bitset of outcome ids accepted at the node
         self._chains: dict[tuple[tuple[int, ...], int], int] = {}
         self.start = self.add_node()
@@ -26,9 +26,7 @@ class ReadNFA:
         return len(self.accepted) - 1
 
     def add_read(self, source: int, label: int, target: int) -> None:
-        targets = self.reads[source].setdefault(label, [])
-        if target not in targets:
-            targets.append(target)
+        self.reads[source].setdefault(label, {})[target] = None
 
     def add_epsilon(self, source: int, target: int) -> None:
         if target != source and target not in self.epsilon[source]:
