@@ -48,7 +48,7 @@ class _Splicer:
         self.accept = [self.nfa.add_node(1 << o) for o in range(len(tdwa.outcomes))]
         self.index: dict[tuple, int] = {("at", 0, ()): self.nfa.start}
         self._edges_by_first: dict[tuple[int, int], dict[int | None, list]] = {}
-        self._tops: dict[tuple[int, ...], tuple[int, ...]] = {}
+        self._tops: dict[tuple[int, ...], tuple[tuple[int, ...], frozenset[int]]] = {}
         self.todo: list[tuple] = [("at", 0, ())]
 
     def node(self, key: tuple) -> int:
@@ -97,18 +97,21 @@ class _Splicer:
         if self.ignored.intersection(finals):
             self.nfa.add_epsilon(source, accept)
         elif written:
-            if self.has_action[written[-1], list(finals)].any():
+            if self.has_action_on(written[-1], finals):
                 self.nfa.add_epsilon(source, accept)
         else:
-            for top in self.tops_with_action(finals):
+            for top in self.tops_with_action(finals)[0]:
                 self.nfa.add_read(source, top, accept)
 
-    def tops_with_action(self, finals: tuple[int, ...]) -> tuple[int, ...]:
-        """The LR states with an action on one of `finals` (cached per set)."""
+    def has_action_on(self, top: int, finals: tuple[int, ...]) -> bool:
+        return top in self.tops_with_action(finals)[1]
+
+    def tops_with_action(self, finals: tuple[int, ...]) -> tuple[tuple[int, ...], frozenset[int]]:
+        """The LR states with an action on one of `finals`, in order and as a set (cached per set)."""
         found = self._tops.get(finals)
         if found is None:
-            found = self._tops[finals] = tuple(
-                int(p) for p in np.flatnonzero(self.has_action[:, list(finals)].any(axis=1)))
+            tops = tuple(int(p) for p in np.flatnonzero(self.has_action[:, list(finals)].any(axis=1)))
+            found = self._tops[finals] = (tops, frozenset(tops))
         return found
 
     def consume(self, source: int, written: Written, terminal: int, trie_node: int) -> None:
