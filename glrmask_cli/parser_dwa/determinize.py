@@ -145,6 +145,7 @@ class _Closures:
         self.nfa = nfa
         self._of_node: dict[int, frozenset[int]] = {}
         self._accepted: dict[frozenset[int], int] = {}
+        self._interned: dict[frozenset[int], frozenset[int]] = {}
 
     def _node(self, node: int) -> frozenset[int]:
         cached = self._of_node.get(node)
@@ -161,8 +162,10 @@ class _Closures:
         return cached
 
     def of(self, nodes: list[int], base: frozenset[int] = frozenset()) -> frozenset[int]:
-        """The closure of `nodes`, united with `base` (a closure already taken)."""
-        return base.union(*map(self._node, set(nodes)))
+        """The closure of `nodes`, united with `base` (a closure already taken); equal closures are
+        one object (memory: a subset's moves keep theirs; speed: its hash is computed once)."""
+        subset = base.union(*map(self._node, set(nodes)))
+        return self._interned.setdefault(subset, subset)
 
     def accepted(self, subset: frozenset[int]) -> int:
         acc = self._accepted.get(subset)
