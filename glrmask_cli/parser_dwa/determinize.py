@@ -11,7 +11,9 @@ states bottom-up (equal cumulative set and equal edges -> one state).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
+
+import numpy as np
 
 from glrmask_cli.errors import LimitExceeded
 from glrmask_cli.parser.stack_effects import ANY
@@ -52,29 +54,10 @@ class ParserDWA:
 
 
 def determinize(nfas: Iterable[ReadNFA]) -> ParserDWA:
-    """Subset construction with cumulative acceptance for each NFA (one per group), then one
-    bottom-up minimization over all of them (equal states of different groups are shared)."""
-    return combine([determinize_group(nfa) for nfa in nfas])
-
-
-def determinize_group(nfa: ReadNFA, max_states: int = MAX_DWA_STATES) -> ParserDWA:
-    """One group's minimized DWA (root 0). LimitExceeded past `max_states` subsets."""
-    return minimize(*_subsets(nfa, max_states))
-
-
-def combine(parts: Sequence[ParserDWA]) -> ParserDWA:
-    """The groups' DWAs as one automaton with one root per part (in order), minimized together."""
-    edges: list[dict[int, int]] = []
-    default: list[int] = []
-    outcomes: list[int] = []
-    roots = []
-    for part in parts:
-        shift = len(default)
-        roots.append(shift)
-        edges.extend({label: t + shift for label, t in e.items()} for e in part.edges)
-        default.extend(t + shift if t != NO_STATE else NO_STATE for t in part.default)
-        outcomes.extend(part.outcomes)
-    return minimize(edges, default, outcomes, roots)
+    """Subset construction with cumulative acceptance for each NFA (one per group), minimized together
+    (equal states of different groups are shared); root g is NFA g's."""
+    pool = StatePool()
+    return pool.dwa([pool.add_group(nfa).root for nfa in nfas])
 
 
 def _subsets(nfa: ReadNFA, max_states: int = MAX_DWA_STATES) -> tuple[list[dict[int, int]], list[int], list[int]]:
@@ -177,50 +160,75 @@ class _Closures:
         return acc
 
 
-def minimize(edges: list[dict[int, int]], default: list[int], outcomes: list[int],
-             roots: Sequence[int] = (0,)) -> ParserDWA:
-    """Merge equivalent states of an acyclic DWA (same cumulative outcomes, same edges) by hashing
-    signatures in reverse topological order; number the result topologically from the roots."""
-    n = len(default)
-    order = _topological_order(n, lambda s: _targets(edges[s], default[s]), roots)
-    canon = [0] * n
-    signature_index: dict[tuple, int] = {}
-    representative: list[int] = []
-    for state in reversed(order):
-        dflt = canon[default[state]] if default[state] != NO_STATE else NO_STATE
-        out = tuple(sorted((label, canon[t]) for label, t in edges[state].items() if canon[t] != dflt))
-        signature = (outcomes[state], dflt, out)
-        cls = signature_index.get(signature)
-        if cls is None:
-            cls = signature_index[signature] = len(representative)
-            representative.append(state)
-        canon[state] = cls
-    merged_edges = [{label: canon[t] for label, t in edges[rep].items()} for rep in representative]
-    merged_default = [canon[default[rep]] if default[rep] != NO_STATE else NO_STATE for rep in representative]
-    new_order = _topological_order(len(representative), lambda c: _targets(merged_edges[c], merged_default[c]),
-                                   [canon[root] for root in roots])
-    new_id = {cls: i for i, cls in enumerate(new_order)}
-    new_edges: list[dict[int, int]] = []
-    new_default: list[int] = []
-    new_outcomes: list[int] = []
-    for cls in new_order:
-        dflt = new_id[merged_default[cls]] if merged_default[cls] != NO_STATE else NO_STATE
-        out = {label: new_id[t] for label, t in sorted(merged_edges[cls].items())}
-        new_edges.append({label: t for label, t in out.items() if t != dflt})
-        new_default.append(dflt)
-        new_outcomes.append(outcomes[representative[cls]])
-    return ParserDWA(tuple(new_edges), tuple(new_default), tuple(new_outcomes),
-                     tuple(new_id[canon[root]] for root in roots))
+@dataclass(frozen=True)
+class Part:
+    """A group's automaton inside a `StatePool`: its root and its number of minimized states."""
+
+    root: int
+    n_states: int
 
 
-def _targets(edges: dict[int, int], default: int) -> list[int]:
-    out = [t for _, t in sorted(edges.items())]
+class StatePool:
+    """Minimized Parser DWA states of any number of groups, hashed by signature: (cumulative outcomes,
+    default state, the other edges as packed (label, state) pairs). Equal states are one, within a
+    group and across groups, and only the table is kept between groups: latex.lark's groups total
+    millions of states, which as dicts per state took several GB more than the packed signatures."""
+
+    def __init__(self) -> None:
+        self._index: dict[tuple[int, int, bytes], int] = {}
+        self.signatures: list[tuple[int, int, bytes]] = []
+        self._outcomes: dict[int, int] = {}     # one object per distinct outcome set (large ints)
+
+    def add_group(self, nfa: ReadNFA, max_states: int = MAX_DWA_STATES) -> Part:
+        """Determinize one group's read NFA into the pool. LimitExceeded past `max_states` subsets
+        (the pool is then unchanged)."""
+        edges, default, outcomes = _subsets(nfa, max_states)
+        order = _topological_order(lambda s: _targets(edges[s].items(), default[s]), (0,))
+        canon = self._add(edges, default, outcomes, reversed(order))
+        return Part(int(canon[0]), len(np.unique(canon)))
+
+    def _add(self, edges: Sequence[Mapping[int, int]], default: Sequence[int], outcomes: Sequence[int],
+             order: Iterable[int]) -> np.ndarray:
+        """The pool state of each state in `order` (targets before the states that point to them)."""
+        canon = np.full(len(default), NO_STATE, dtype=np.int64)
+        for state in order:
+            dflt = int(canon[default[state]]) if default[state] != NO_STATE else NO_STATE
+            out = edges[state]
+            labels = np.fromiter(out.keys(), dtype=np.int64, count=len(out))
+            targets = canon[np.fromiter(out.values(), dtype=np.int64, count=len(out))]
+            kept = np.flatnonzero(targets != dflt)
+            kept = kept[np.argsort(labels[kept])]
+            outcome = self._outcomes.setdefault(outcomes[state], outcomes[state])
+            signature = (outcome, dflt, np.stack((labels[kept], targets[kept]), axis=1).tobytes())
+            cls = self._index.setdefault(signature, len(self.signatures))
+            if cls == len(self.signatures):
+                self.signatures.append(signature)
+            canon[state] = cls
+        return canon
+
+    def _edges(self, cls: int) -> list[list[int]]:
+        return np.frombuffer(self.signatures[cls][2], dtype=np.int64).reshape(-1, 2).tolist()
+
+    def dwa(self, roots: Sequence[int]) -> ParserDWA:
+        """The states reachable from `roots` as one automaton, numbered topologically (roots in order)."""
+        order = _topological_order(lambda c: _targets(self._edges(c), self.signatures[c][1]), roots)
+        new_id = {cls: i for i, cls in enumerate(order)}
+        label: dict[int, int] = {}      # one int object per label, not one per edge
+        edges = tuple({label.setdefault(a, a): new_id[t] for a, t in self._edges(cls)} for cls in order)
+        default = tuple(new_id[self.signatures[cls][1]] if self.signatures[cls][1] != NO_STATE else NO_STATE
+                        for cls in order)
+        outcomes = tuple(self.signatures[cls][0] for cls in order)
+        return ParserDWA(edges, default, outcomes, tuple(new_id[root] for root in roots))
+
+
+def _targets(edges: Iterable[tuple[int, int]], default: int) -> list[int]:
+    out = [t for _, t in sorted(edges)]
     if default != NO_STATE:
         out.append(default)
     return list(dict.fromkeys(out))
 
 
-def _topological_order(n: int, targets, roots: Sequence[int]) -> list[int]:
+def _topological_order(targets: Callable[[int], list[int]], roots: Sequence[int]) -> list[int]:
     """Kahn's algorithm over the states the roots reach; deterministic (FIFO, sorted edges, roots in
     order). A root that no state points to comes before everything it reaches."""
     starts = list(dict.fromkeys(roots))

@@ -21,7 +21,7 @@ from glrmask_runtime.tables import LexerTables, LRTables
 
 from glrmask_cli.errors import LimitExceeded
 from glrmask_cli.parser.stack_effects import EffectGraph
-from glrmask_cli.parser_dwa.determinize import MAX_DWA_STATES, ParserDWA, combine, determinize_group
+from glrmask_cli.parser_dwa.determinize import MAX_DWA_STATES, ParserDWA, Part, StatePool
 from glrmask_cli.parser_dwa.groups import Group, by_first_lexeme, split, walk_roots, whole
 from glrmask_cli.parser_dwa.splice import MAX_NFA_NODES, build_read_nfa, index_effects
 from glrmask_cli.terminal_dwa import TerminalDWA
@@ -52,13 +52,15 @@ def build_parser_dwa(terminal_dwa: Callable[[bool], TerminalDWA], lexer: LexerTa
     tried = AUTO_ORDER if layout == "auto" else (layout,)
     index = index_effects(effects)     # once, not per group
 
-    def group_dwa(tdwa: TerminalDWA, group: Group, budget: int, max_states: int = MAX_DWA_STATES) -> ParserDWA:
-        return determinize_group(build_read_nfa(tdwa, term_sets, effects, has_action, ignored, lr.end_terminal,
-                                                group, budget, index), max_states)
-
     for name in tried:
         tdwa = terminal_dwa(name != "one")
         last = name == tried[-1]
+        pool = StatePool()      # the groups' states, shared; one automaton at the end
+
+        def group_dwa(tdwa: TerminalDWA, group: Group, budget: int, max_states: int = MAX_DWA_STATES) -> Part:
+            return pool.add_group(build_read_nfa(tdwa, term_sets, effects, has_action, ignored, lr.end_terminal,
+                                                 group, budget, index), max_states)
+
         try:
             if name == "grouped":
                 groups, parts = _merge_small(tdwa, *_grouped(tdwa, group_dwa), group_dwa)
@@ -70,14 +72,14 @@ def build_parser_dwa(terminal_dwa: Callable[[bool], TerminalDWA], lexer: LexerTa
             if last:
                 raise
             continue
-        dwa = combine(parts)
+        dwa = pool.dwa([part.root for part in parts])
         return ParserDWABuild(name, tdwa, dwa, tuple(groups),
                               walk_roots(dwa, groups, tdwa, term_sets, ignored, has_action))
     raise AssertionError("unreachable: the last layout either returns or raises")
 
 
-def _merge_small(tdwa: TerminalDWA, groups: list[Group], parts: list[ParserDWA],
-                 group_dwa) -> tuple[list[Group], list[ParserDWA]]:
+def _merge_small(tdwa: TerminalDWA, groups: list[Group], parts: list[Part],
+                 group_dwa) -> tuple[list[Group], list[Part]]:
     """Fewer walks per mask: the smallest groups, MERGE_STATES states together at most, become one
     group if its automaton stays within twice their total (they mostly read the stack in step;
     python eval_input x gpt2: the 52 smallest of 65 groups, 20,420 states apart, 10,051 together)."""
@@ -100,7 +102,7 @@ def _merge_small(tdwa: TerminalDWA, groups: list[Group], parts: list[ParserDWA],
     return [union] + [groups[i] for i in rest], [merged] + [parts[i] for i in rest]
 
 
-def _grouped(tdwa: TerminalDWA, group_dwa) -> tuple[list[Group], list[ParserDWA]]:
+def _grouped(tdwa: TerminalDWA, group_dwa) -> tuple[list[Group], list[Part]]:
     """One group per first closed lexeme; a group too large to build is split by its next lexeme
     (groups.split), again if needed. LimitExceeded if a group that cannot be split is too large."""
     groups, parts = [], []
