@@ -60,8 +60,36 @@ def determinize(nfas: Iterable[ReadNFA]) -> ParserDWA:
     return pool.dwa([pool.add_group(nfa).root for nfa in nfas])
 
 
-def _subsets(nfa: ReadNFA, max_states: int = MAX_DWA_STATES) -> tuple[list[dict[int, int]], list[int], list[int]]:
-    """Subset construction of `nfa`: (edges, default, cumulative outcomes), state 0 the root.
+@dataclass
+class _Subsets:
+    """A subset construction: per state, its subset's moves (shared by every state of that subset),
+    the state each of the moves' targets leads to, its default edge and cumulative outcomes. Edges stay
+    implicit (latex.lark x o200k: 15M labelled edges in 100k states, 0.9M distinct targets)."""
+
+    moves: list[_Moves]
+    targets: list[list[int]]
+    default: list[int]
+    outcomes: list[int]
+
+    def edges(self, state: int) -> tuple[np.ndarray, np.ndarray]:
+        """(labels, their targets) of `state`, sorted by label."""
+        moves = self.moves[state]
+        return moves.labels, np.asarray(self.targets[state], dtype=np.int64)[moves.target_of]
+
+
+@dataclass(frozen=True)
+class _Moves:
+    """A subset's moves: the distinct (target subset, its accepted outcomes), every explicit label
+    sorted with the index of its target, and where any other label leads (None: the walk stops)."""
+
+    targets: list[tuple[frozenset[int], int]]
+    labels: np.ndarray
+    target_of: np.ndarray
+    otherwise: tuple[frozenset[int], int] | None
+
+
+def _subsets(nfa: ReadNFA, max_states: int = MAX_DWA_STATES) -> _Subsets:
+    """Subset construction of `nfa`, state 0 the root.
 
     A state is (NFA subset, cumulative outcomes); one subset recurs with many cumulative sets
     (latex.lark x o200k: 12k subsets in 100k states), so its moves are taken once per subset."""
@@ -70,8 +98,7 @@ def _subsets(nfa: ReadNFA, max_states: int = MAX_DWA_STATES) -> tuple[list[dict[
     key_of_root = (root, closure.accepted(root))
     index = {key_of_root: 0}
     keys = [key_of_root]
-    edges: list[dict[int, int]] = []
-    default: list[int] = []
+    result = _Subsets([], [], [], [])
     moves: dict[frozenset[int], _Moves] = {}
     head = 0
     while head < len(keys):
@@ -80,7 +107,6 @@ def _subsets(nfa: ReadNFA, max_states: int = MAX_DWA_STATES) -> tuple[list[dict[
         step = moves.get(members)
         if step is None:
             step = moves[members] = _moves(nfa, closure, members)
-        labelled, otherwise = step
 
         def target(subset: frozenset[int], accepted: int) -> int:
             key = (subset, cumulative | accepted)
@@ -94,17 +120,11 @@ def _subsets(nfa: ReadNFA, max_states: int = MAX_DWA_STATES) -> tuple[list[dict[
                                         "operator-precedence grammars, see docs/ARCHITECTURE.md 'Known limits')")
             return state
 
-        out: dict[int, int] = {}
-        for subset, accepted, labels in labelled:
-            out.update(dict.fromkeys(labels, target(subset, accepted)))
-        edges.append(out)
-        default.append(target(*otherwise) if otherwise is not None else NO_STATE)
-    return edges, default, [acc for _, acc in keys]
-
-
-# A subset's moves: (target subset, its accepted outcomes, the labels that lead there) per distinct
-# target, and the (subset, accepted) that any other label leads to (None: the walk stops).
-_Moves = tuple[list[tuple[frozenset[int], int, tuple[int, ...]]], tuple[frozenset[int], int] | None]
+        result.moves.append(step)
+        result.targets.append([target(subset, accepted) for subset, accepted in step.targets])
+        result.default.append(target(*step.otherwise) if step.otherwise is not None else NO_STATE)
+    result.outcomes = [acc for _, acc in keys]
+    return result
 
 
 def _moves(nfa: ReadNFA, closure: "_Closures", members: frozenset[int]) -> _Moves:
@@ -114,11 +134,13 @@ def _moves(nfa: ReadNFA, closure: "_Closures", members: frozenset[int]) -> _Move
             buckets.setdefault(label, []).extend(targets)
     any_targets = buckets.pop(ANY, [])
     otherwise = closure.of(any_targets)         # part of every label's target
-    by_target: dict[frozenset[int], list[int]] = {}
-    for label in sorted(buckets):
-        by_target.setdefault(closure.of(buckets[label], otherwise), []).append(label)
-    labelled = [(subset, closure.accepted(subset), tuple(labels)) for subset, labels in by_target.items()]
-    return labelled, (otherwise, closure.accepted(otherwise)) if any_targets else None
+    target_index: dict[frozenset[int], int] = {}
+    labels = sorted(buckets)
+    target_of = [target_index.setdefault(closure.of(buckets[label], otherwise), len(target_index))
+                 for label in labels]
+    return _Moves([(subset, closure.accepted(subset)) for subset in target_index],
+                  np.asarray(labels, dtype=np.int64), np.asarray(target_of, dtype=np.int64),
+                  (otherwise, closure.accepted(otherwise)) if any_targets else None)
 
 
 class _Closures:
@@ -180,31 +202,26 @@ class StatePool:
         self._outcomes: dict[int, int] = {}     # one object per distinct outcome set (large ints)
 
     def add_group(self, nfa: ReadNFA, max_states: int = MAX_DWA_STATES) -> Part:
-        """Determinize one group's read NFA into the pool. LimitExceeded past `max_states` subsets
-        (the pool is then unchanged)."""
-        edges, default, outcomes = _subsets(nfa, max_states)
-        order = _topological_order(lambda s: _targets(edges[s].items(), default[s]), (0,))
-        canon = self._add(edges, default, outcomes, reversed(order))
-        return Part(int(canon[0]), len(np.unique(canon)))
-
-    def _add(self, edges: Sequence[Mapping[int, int]], default: Sequence[int], outcomes: Sequence[int],
-             order: Iterable[int]) -> np.ndarray:
-        """The pool state of each state in `order` (targets before the states that point to them)."""
+        """Determinize one group's read NFA into the pool, hashing its states bottom-up. LimitExceeded
+        past `max_states` subsets (the pool is then unchanged)."""
+        subsets = _subsets(nfa, max_states)
+        default = subsets.default
+        order = _topological_order(
+            lambda s: list(dict.fromkeys(subsets.targets[s] + ([default[s]] if default[s] != NO_STATE else []))),
+            (0,))
         canon = np.full(len(default), NO_STATE, dtype=np.int64)
-        for state in order:
+        for state in reversed(order):    # targets before the states that point to them
             dflt = int(canon[default[state]]) if default[state] != NO_STATE else NO_STATE
-            out = edges[state]
-            labels = np.fromiter(out.keys(), dtype=np.int64, count=len(out))
-            targets = canon[np.fromiter(out.values(), dtype=np.int64, count=len(out))]
-            kept = np.flatnonzero(targets != dflt)
-            kept = kept[np.argsort(labels[kept])]
-            outcome = self._outcomes.setdefault(outcomes[state], outcomes[state])
+            labels, targets = subsets.edges(state)
+            targets = canon[targets]
+            kept = targets != dflt
+            outcome = self._outcomes.setdefault(subsets.outcomes[state], subsets.outcomes[state])
             signature = (outcome, dflt, np.stack((labels[kept], targets[kept]), axis=1).tobytes())
             cls = self._index.setdefault(signature, len(self.signatures))
             if cls == len(self.signatures):
                 self.signatures.append(signature)
             canon[state] = cls
-        return canon
+        return Part(int(canon[0]), len(np.unique(canon)))
 
     def _edges(self, cls: int) -> list[list[int]]:
         return np.frombuffer(self.signatures[cls][2], dtype=np.int64).reshape(-1, 2).tolist()
