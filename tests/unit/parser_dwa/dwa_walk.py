@@ -3,8 +3,8 @@
 from glrmask_cli.parser_dwa.determinize import NO_STATE
 
 
-def walk(dwa, stack):
-    d = 0
+def walk(dwa, stack, root=0):
+    d = root
     for symbol in stack:
         nxt = dwa.edges[d].get(symbol, dwa.default[d])
         if nxt == NO_STATE:

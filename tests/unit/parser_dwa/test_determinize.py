@@ -1,11 +1,13 @@
 """The determinized, minimized Parser DWA must answer exactly what matching the read prefixes one by
 one answers, for every stack."""
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from glrmask_cli.errors import LimitExceeded
 from glrmask_cli.parser.stack_effects import ANY
-from glrmask_cli.parser_dwa.determinize import NO_STATE, determinize
+from glrmask_cli.parser_dwa.determinize import NO_STATE, StatePool, determinize
 from tests.unit.parser_dwa.dwa_walk import walk
 from glrmask_cli.parser_dwa.read_nfa import ReadNFA
 
@@ -49,3 +51,27 @@ def test_shared_prefixes_are_merged():
     # Two outcomes read the same prefix; a third reads only the top: three states at most.
     dwa = determinize([ReadNFA.from_prefixes({0: {(1, 2)}, 1: {(1, 2)}, 2: {(1,)}})])
     assert dwa.n_states == 3
+
+
+@given(prefix_sets, prefix_sets, st.lists(stacks, min_size=1, max_size=10))
+def test_groups_sharing_a_pool_walk_as_their_own_automata(first, second, sample_stacks):
+    # The grouped layout hashes every group into one StatePool; each root must answer like that
+    # group's automaton alone, and a group's size is its own minimal size (it decides merging).
+    pool = StatePool()
+    parts = [pool.add_group(ReadNFA.from_prefixes(p)) for p in (first, second)]
+    together = pool.dwa([part.root for part in parts])
+    for part, prefixes, root in zip(parts, (first, second), together.roots):
+        alone = determinize([ReadNFA.from_prefixes(prefixes)])
+        assert part.n_states == alone.n_states
+        for stack in sample_stacks:
+            assert walk(together, stack, root) == walk(alone, stack)
+    assert together.n_states <= sum(part.n_states for part in parts)
+
+
+def test_a_group_over_the_state_limit_adds_nothing_to_the_pool():
+    pool = StatePool()
+    pool.add_group(ReadNFA.from_prefixes({0: {(1, 2)}}))
+    size = len(pool.signatures)
+    with pytest.raises(LimitExceeded):
+        pool.add_group(ReadNFA.from_prefixes({0: {(1, 2, 3)}, 1: {(2, 3, 1)}, 2: {(3, 1, 2)}}), max_states=3)
+    assert len(pool.signatures) == size
