@@ -193,8 +193,8 @@ class Part:
 class StatePool:
     """Minimized Parser DWA states of any number of groups, hashed by signature: (cumulative outcomes,
     default state, the other edges as packed (label, state) pairs). Equal states are one, within a
-    group and across groups, and only the table is kept between groups: latex.lark's groups total
-    millions of states, which as dicts per state took several GB more than the packed signatures."""
+    group and across groups, and only the table is kept between groups (python eval_input x gpt2:
+    combining its 15 groups as dicts per state peaked at 123 MB, the pool at 43 MB)."""
 
     def __init__(self) -> None:
         self._index: dict[tuple[int, int, bytes], int] = {}
