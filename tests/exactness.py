@@ -332,12 +332,13 @@ def save(cells: list[dict]) -> None:
 
 
 def _commit() -> str:
-    """The checkout's commit, "+changes" when the tree differs from it ("unknown" outside git)."""
+    """The checkout's commit, "+changes" when the tree differs from it outside reports/ (which this
+    runner writes); "unknown" outside git."""
     try:
         head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO_ROOT, capture_output=True,
                               text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO_ROOT,
-                               capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":!reports"],
+                               cwd=REPO_ROOT, capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
     return head + ("+changes" if dirty else "")
