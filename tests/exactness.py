@@ -289,7 +289,7 @@ def main() -> None:
     parser.add_argument("--tokenizers", default=None,
                         help=f"comma-separated tokenizer files (default: all; --quick: the first two): {', '.join(TOKENIZERS)}")
     parser.add_argument("--no-llguidance", action="store_true", help="skip oracle 4")
-    # latex.lark needs the most: 7.4 GB of address space and over 45 CPU minutes with cl100k
+    # latex.lark needs the most: up to 6.4 GB of address space and 35 CPU minutes (o200k, Llama-3)
     parser.add_argument("--max-gb", type=float, default=12.0, help="address-space cap per cell process")
     parser.add_argument("--max-minutes", type=float, default=120.0, help="CPU-time cap per cell process")
     args = parser.parse_args()
