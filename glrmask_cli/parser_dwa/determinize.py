@@ -4,8 +4,9 @@ Input: the read NFA (read_nfa.py; ANY labels match any state). Output: an acycli
 DWA whose walk down a concrete stack (top first) reaches, after each step, a state carrying the set of
 outcomes whose read prefix matched *so far* (cumulative), so a walk's mask is the row of its last
 state. Subset construction over labels (a state's explicit labels are those any member mentions; the
-default edge follows the members' ANY edges; epsilon closures taken throughout), then minimization of the acyclic result by hashing
-states bottom-up (equal cumulative set and equal edges -> one state).
+default edge follows the members' ANY edges; epsilon closures taken throughout), then minimization of
+the acyclic result by hashing states bottom-up (equal cumulative set and equal edges -> one state)
+into a `StatePool` that every group of a layout shares.
 """
 
 from __future__ import annotations
