@@ -107,33 +107,35 @@ def compile_grammar(grammar_path: str | os.PathLike, *, tokenizer: str | Vocabul
 
 
 def artifact_sections(c: Compiled) -> dict[str, np.ndarray]:
-    """The arrays the runtime loads (names and dtypes: glrmask_runtime.artifact.SECTIONS)."""
-    i32 = lambda a: np.ascontiguousarray(a, dtype="<i4")  # noqa: E731
+    """The arrays the runtime loads, cast to and checked against `glrmask_runtime.schema` (the one
+    list of section names, dtypes and dimensions; a missing, unknown or overflowing one raises)."""
+    from glrmask_runtime.schema import conform_sections
+
     edges = c.parser_dwa.dwa.edges
     root_offsets, roots = c.parser_dwa.walk_roots
-    offsets = np.zeros(len(edges) + 1, dtype="<i4")
+    offsets = np.zeros(len(edges) + 1, dtype=np.int64)
     offsets[1:] = np.cumsum([len(e) for e in edges])
     labels = [label for e in edges for label in sorted(e)]
     targets = [e[label] for e in edges for label in sorted(e)]
-    token_lengths = np.fromiter((len(b) for b in c.vocab.token_bytes), dtype="<i8", count=c.vocab.size)
-    token_offsets = np.zeros(c.vocab.size + 1, dtype="<i8")
+    token_lengths = np.fromiter((len(b) for b in c.vocab.token_bytes), dtype=np.int64, count=c.vocab.size)
+    token_offsets = np.zeros(c.vocab.size + 1, dtype=np.int64)
     token_offsets[1:] = np.cumsum(token_lengths)
-    return {
-        "lexer.transitions": i32(c.lexer.transitions), "lexer.close_sets": i32(c.lexer.close_sets),
-        "lexer.viable_sets": i32(c.lexer.viable_sets), "lexer.term_set_offsets": i32(c.lexer.term_set_offsets),
-        "lexer.term_set_items": i32(c.lexer.term_set_items), "lexer.ignored": i32(c.lexer.ignored),
-        "lr.action_offsets": i32(c.lr.action_offsets), "lr.actions": i32(c.lr.actions),
-        "lr.goto": i32(c.lr.goto), "lr.rule_lhs": i32(c.lr.rule_lhs), "lr.rule_len": i32(c.lr.rule_len),
-        "dwa.edge_offsets": offsets, "dwa.edge_labels": i32(labels), "dwa.edge_targets": i32(targets),
-        "dwa.default": i32(c.parser_dwa.dwa.default), "dwa.accept_of": i32(c.rows.accept_of),
-        "dwa.root_offsets": i32(root_offsets), "dwa.roots": i32(roots),
-        "rows.q_offsets": i32(c.rows.q_offsets), "rows.q_accepts": i32(c.rows.q_accepts),
-        "rows.q_rows": i32(c.rows.q_rows), "rows.close_offsets": i32(c.rows.close_offsets),
-        "rows.close_sets": i32(c.rows.close_sets), "rows.close_rows": i32(c.rows.close_rows),
-        "rows.bits": np.ascontiguousarray(c.rows.rows, dtype="<u4"),
+    return conform_sections({
+        "lexer.transitions": c.lexer.transitions, "lexer.close_sets": c.lexer.close_sets,
+        "lexer.viable_sets": c.lexer.viable_sets, "lexer.term_set_offsets": c.lexer.term_set_offsets,
+        "lexer.term_set_items": c.lexer.term_set_items, "lexer.ignored": c.lexer.ignored,
+        "lr.action_offsets": c.lr.action_offsets, "lr.actions": c.lr.actions,
+        "lr.goto": c.lr.goto, "lr.rule_lhs": c.lr.rule_lhs, "lr.rule_len": c.lr.rule_len,
+        "dwa.edge_offsets": offsets, "dwa.edge_labels": labels, "dwa.edge_targets": targets,
+        "dwa.default": c.parser_dwa.dwa.default, "dwa.accept_of": c.rows.accept_of,
+        "dwa.root_offsets": root_offsets, "dwa.roots": roots,
+        "rows.q_offsets": c.rows.q_offsets, "rows.q_accepts": c.rows.q_accepts,
+        "rows.q_rows": c.rows.q_rows, "rows.close_offsets": c.rows.close_offsets,
+        "rows.close_sets": c.rows.close_sets, "rows.close_rows": c.rows.close_rows,
+        "rows.bits": c.rows.rows,
         "vocab.token_offsets": token_offsets,
         "vocab.token_data": np.frombuffer(b"".join(c.vocab.token_bytes), dtype=np.uint8),
-    }
+    })
 
 
 def artifact_metadata(c: Compiled) -> dict:

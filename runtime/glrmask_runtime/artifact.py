@@ -16,44 +16,9 @@ import numpy as np
 from glrmask_runtime.errors import ArtifactError, TokenizerMismatch
 from glrmask_runtime.format import Container, read_container
 from glrmask_runtime.recognizer import Recognizer
+from glrmask_runtime.schema import ARTIFACT_KIND as ARTIFACT_KIND
+from glrmask_runtime.schema import sections_for
 from glrmask_runtime.tables import LexerTables, LRTables
-
-ARTIFACT_KIND = "glrmask.parser-dwa"
-
-# section name -> (dtype, number of dimensions)
-SECTIONS = {
-    "lexer.transitions": ("<i4", 2),
-    "lexer.close_sets": ("<i4", 2),
-    "lexer.viable_sets": ("<i4", 1),
-    "lexer.term_set_offsets": ("<i4", 1),
-    "lexer.term_set_items": ("<i4", 1),
-    "lexer.ignored": ("<i4", 1),
-    "lr.action_offsets": ("<i4", 1),
-    "lr.actions": ("<i4", 1),
-    "lr.goto": ("<i4", 2),
-    "lr.rule_lhs": ("<i4", 1),
-    "lr.rule_len": ("<i4", 1),
-    "dwa.edge_offsets": ("<i4", 1),
-    "dwa.edge_labels": ("<i4", 1),
-    "dwa.edge_targets": ("<i4", 1),
-    "dwa.default": ("<i4", 1),
-    "rows.bits": ("<u4", 2),
-    "vocab.token_offsets": ("<i8", 1),
-    "vocab.token_data": ("|u1", 1),
-}
-# Format 2: the roots of the DWA's groups a walk takes from a top in LR state p are
-# dwa.roots[dwa.root_offsets[p]:dwa.root_offsets[p + 1]]; the row of (DWA state d, lexer state q) is
-# rows.q_rows[i] where rows.q_accepts[i] == dwa.accept_of[d], i in [rows.q_offsets[q], rows.q_offsets[q + 1]),
-# else row 0. At lexer state q, tokens rows.close_rows[j] close the open lexeme as term set
-# rows.close_sets[j] (j in [rows.close_offsets[q], rows.close_offsets[q + 1])) and are then decided by
-# the walks from START on the stacks after it. Format 1: one root (state 0), a dense
-# (n_lexer_states, n_dwa_states) row table, no closes.
-SECTIONS_BY_VERSION = {
-    1: {"dwa.row_by_lexer_state": ("<i4", 2)},
-    2: {"dwa.root_offsets": ("<i4", 1), "dwa.roots": ("<i4", 1), "dwa.accept_of": ("<i4", 1),
-        "rows.q_offsets": ("<i4", 1), "rows.q_accepts": ("<i4", 1), "rows.q_rows": ("<i4", 1),
-        "rows.close_offsets": ("<i4", 1), "rows.close_sets": ("<i4", 1), "rows.close_rows": ("<i4", 1)},
-}
 
 
 class Artifact:
@@ -103,14 +68,13 @@ class Artifact:
     def _validate_kind(self) -> None:
         if self.metadata.get("kind") != ARTIFACT_KIND:
             raise ArtifactError(self.path, "not a GLRMask Parser DWA artifact", ARTIFACT_KIND, self.metadata.get("kind"))
-        required = SECTIONS | SECTIONS_BY_VERSION[self.container.format_version]
-        for name, (dtype, ndim) in required.items():
+        for name, spec in sections_for(self.container.format_version).items():
             array = self._sections.get(name)
             if array is None:
                 raise ArtifactError(self.path, f"missing section {name}")
-            if array.dtype != np.dtype(dtype) or array.ndim != ndim:
+            if array.dtype != spec.dtype or array.ndim != spec.ndim:
                 raise ArtifactError(self.path, f"section {name} has the wrong type",
-                                    f"{dtype} {ndim}-D", f"{array.dtype.str} {array.ndim}-D")
+                                    spec.describe(), f"{array.dtype.str} {array.ndim}-D")
         try:
             int(self.metadata["tokenizer"]["vocab_size"])
             [int(t) for t in self.metadata["tokenizer"]["eos_ids"]]

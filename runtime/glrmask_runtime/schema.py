@@ -1,0 +1,113 @@
+"""The sections of a Parser DWA artifact: names, dtypes and dimensions, written down once.
+
+The compiler's writer (`glrmask_cli.pipeline.artifact_sections`) passes its arrays through
+`conform_sections`, which casts each to the schema dtype and refuses unknown, missing, misshapen or
+out-of-range ones; the loader (`glrmask_runtime.artifact`) checks a file against `sections_for` its
+format version. What the sections mean: artifacts/FORMAT.md section 7 and `artifact.py`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+import numpy as np
+
+from glrmask_runtime.format import FORMAT_VERSION
+
+ARTIFACT_KIND = "glrmask.parser-dwa"
+
+
+@dataclass(frozen=True)
+class SectionSpec:
+    """One section's little-endian dtype and number of dimensions."""
+
+    dtype: np.dtype[np.generic]
+    ndim: int
+
+    def describe(self) -> str:
+        return f"{self.dtype.str} {self.ndim}-D"
+
+
+def _spec(dtype: str, ndim: int) -> SectionSpec:
+    return SectionSpec(np.dtype(dtype), ndim)
+
+
+# Sections every format version has.
+SECTIONS: Mapping[str, SectionSpec] = MappingProxyType({
+    "lexer.transitions": _spec("<i4", 2),
+    "lexer.close_sets": _spec("<i4", 2),
+    "lexer.viable_sets": _spec("<i4", 1),
+    "lexer.term_set_offsets": _spec("<i4", 1),
+    "lexer.term_set_items": _spec("<i4", 1),
+    "lexer.ignored": _spec("<i4", 1),
+    "lr.action_offsets": _spec("<i4", 1),
+    "lr.actions": _spec("<i4", 1),
+    "lr.goto": _spec("<i4", 2),
+    "lr.rule_lhs": _spec("<i4", 1),
+    "lr.rule_len": _spec("<i4", 1),
+    "dwa.edge_offsets": _spec("<i4", 1),
+    "dwa.edge_labels": _spec("<i4", 1),
+    "dwa.edge_targets": _spec("<i4", 1),
+    "dwa.default": _spec("<i4", 1),
+    "rows.bits": _spec("<u4", 2),
+    "vocab.token_offsets": _spec("<i8", 1),
+    "vocab.token_data": _spec("|u1", 1),
+})
+# Format 2: the roots of the DWA's groups a walk takes from a
+# top in LR state p are dwa.roots[dwa.root_offsets[p]:dwa.root_offsets[p + 1]]; the row of (DWA state d,
+# lexer state q) is rows.q_rows[i] where rows.q_accepts[i] == dwa.accept_of[d], i in [rows.q_offsets[q],
+# rows.q_offsets[q + 1]), else row 0. At lexer state q, tokens rows.close_rows[j] close the open lexeme as
+# term set rows.close_sets[j] (j in [rows.close_offsets[q], rows.close_offsets[q + 1])) and are then
+# decided by the walks from START on the stacks after it. Format 1: one root (state 0), a dense
+# (n_lexer_states, n_dwa_states) row table, no closes.
+_GROUPED: Mapping[str, SectionSpec] = MappingProxyType({
+    "dwa.root_offsets": _spec("<i4", 1), "dwa.roots": _spec("<i4", 1), "dwa.accept_of": _spec("<i4", 1),
+    "rows.q_offsets": _spec("<i4", 1), "rows.q_accepts": _spec("<i4", 1), "rows.q_rows": _spec("<i4", 1),
+    "rows.close_offsets": _spec("<i4", 1), "rows.close_sets": _spec("<i4", 1), "rows.close_rows": _spec("<i4", 1),
+})
+SECTIONS_BY_VERSION: Mapping[int, Mapping[str, SectionSpec]] = MappingProxyType({
+    1: MappingProxyType({"dwa.row_by_lexer_state": _spec("<i4", 2)}),
+    2: _GROUPED,
+})
+
+
+def sections_for(version: int) -> dict[str, SectionSpec]:
+    """Every section an artifact of container format `version` has, by name (sorted)."""
+    extra = SECTIONS_BY_VERSION.get(version)
+    if extra is None:
+        raise ValueError(f"format version: expected one of {sorted(SECTIONS_BY_VERSION)}, got {version}")
+    both = {**SECTIONS, **extra}
+    return {name: both[name] for name in sorted(both)}
+
+
+def conform_sections(arrays: Mapping[str, object], version: int = FORMAT_VERSION) -> dict[str, np.ndarray]:
+    """`arrays` (numpy arrays or lists) as the schema's dtypes, C-contiguous, sorted by name.
+
+    Raises ValueError for names that are missing or not in the schema of `version`, for the wrong
+    number of dimensions and for values the schema dtype cannot hold; TypeError for non-integers.
+    The cast never changes a value, so equal inputs give equal bytes.
+    """
+    schema = sections_for(version)
+    missing, unknown = sorted(set(schema) - set(arrays)), sorted(set(arrays) - set(schema))
+    if missing or unknown:
+        raise ValueError(f"sections do not match the format-{version} schema: missing {missing}, unknown {unknown}")
+    return {name: _conform(name, arrays[name], spec) for name, spec in schema.items()}
+
+
+def _conform(name: str, value: object, spec: SectionSpec) -> np.ndarray:
+    array = np.asarray(value)
+    if array.ndim != spec.ndim:
+        raise ValueError(f"section {name!r}: expected {spec.ndim} dimensions, got shape {array.shape}")
+    if array.size == 0:   # an empty list is float64 to numpy; there is no value to lose
+        return np.ascontiguousarray(array, dtype=spec.dtype)
+    if array.dtype.kind not in "biu":
+        raise TypeError(f"section {name!r}: expected integers ({spec.dtype}), got {array.dtype}")
+    if array.dtype != spec.dtype and not np.can_cast(array.dtype, spec.dtype, "safe"):
+        info = np.iinfo(spec.dtype)
+        low, high = int(array.min()), int(array.max())
+        if low < info.min or high > info.max:
+            raise ValueError(f"section {name!r}: values in [{low}, {high}] do not fit {spec.dtype} "
+                             f"[{info.min}, {info.max}]")
+    return np.ascontiguousarray(array, dtype=spec.dtype)

@@ -1,0 +1,69 @@
+"""One section schema for the compiler's writer and the runtime's loader (glrmask_runtime.schema)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from glrmask_cli.pipeline import artifact_sections
+from glrmask_runtime.format import FORMAT_VERSION, READABLE_VERSIONS
+from glrmask_runtime.schema import SECTIONS_BY_VERSION, conform_sections, sections_for
+from tests.support.builds import JSON_GRAMMAR, built
+
+
+@pytest.fixture(scope="module")
+def sections():
+    return artifact_sections(built(JSON_GRAMMAR, "small-gpt2").compiled)
+
+
+def test_writer_output_is_exactly_the_schema_the_loader_checks(sections):
+    schema = sections_for(FORMAT_VERSION)
+    assert list(sections) == list(schema)
+    for name, array in sections.items():
+        assert (array.dtype, array.ndim) == (schema[name].dtype, schema[name].ndim), name
+        assert array.flags.c_contiguous
+    loaded = built(JSON_GRAMMAR, "small-gpt2").artifact.container.sections
+    assert {name: (a.dtype, a.ndim) for name, a in loaded.items()} == {
+        name: (spec.dtype, spec.ndim) for name, spec in schema.items()}
+
+
+def test_every_readable_format_version_has_a_schema():
+    assert set(SECTIONS_BY_VERSION) == set(READABLE_VERSIONS)
+    assert "dwa.row_by_lexer_state" in sections_for(1) and "dwa.roots" not in sections_for(1)
+
+
+def test_conform_refuses_a_missing_or_unknown_section(sections):
+    partial = dict(sections)
+    del partial["lr.goto"]
+    with pytest.raises(ValueError, match=r"missing \['lr.goto'\], unknown \[\]"):
+        conform_sections(partial)
+    with pytest.raises(ValueError, match=r"unknown \['lr.gotoo'\]"):
+        conform_sections({**sections, "lr.gotoo": sections["lr.goto"]})
+
+
+def test_conform_refuses_a_value_the_schema_dtype_cannot_hold(sections):
+    """A state id past 2**31 would wrap silently in an int32 cast and point into the wrong table."""
+    big = sections["dwa.default"].astype(np.int64)
+    big[0] = 2**31
+    with pytest.raises(ValueError, match="do not fit int32"):
+        conform_sections({**sections, "dwa.default": big})
+    with pytest.raises(ValueError, match="do not fit uint32"):
+        conform_sections({**sections, "rows.bits": sections["rows.bits"].astype(np.int64) - 1})
+
+
+def test_conform_refuses_wrong_dimensions_and_non_integers(sections):
+    with pytest.raises(ValueError, match="expected 2 dimensions"):
+        conform_sections({**sections, "lr.goto": sections["lr.goto"].reshape(-1)})
+    with pytest.raises(TypeError, match="expected integers"):
+        conform_sections({**sections, "lr.rule_len": sections["lr.rule_len"].astype(np.float64)})
+
+
+def test_conform_casts_lists_and_other_integer_dtypes_without_changing_values(sections):
+    wide = {name: a.astype(">i8") if a.dtype.kind == "i" else a for name, a in sections.items()}
+    wide["dwa.edge_labels"] = sections["dwa.edge_labels"].tolist()
+    wide["lexer.ignored"] = []
+    out = conform_sections(wide)
+    assert out["lexer.ignored"].dtype == np.dtype("<i4") and out["lexer.ignored"].shape == (0,)
+    for name in sections:
+        if name != "lexer.ignored":
+            assert out[name].dtype == sections[name].dtype and out[name].tobytes() == sections[name].tobytes(), name
