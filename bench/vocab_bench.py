@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from devtools.data import tokenizer_file
 from glrmask_cli.vocab import formats, load_vocabulary, registry
 from glrmask_cli.vocab.vocabulary import Vocabulary
 
@@ -23,8 +24,6 @@ def _cl100k_path() -> Path:
     shared = Path(__file__).resolve().parents[1].parent / "shared" / "tokenizers" / "cl100k_base.tiktoken"
     if shared.is_file():
         return shared
-    from tests.support.data import tokenizer_file
-
     return tokenizer_file("cl100k_base.tiktoken")
 
 

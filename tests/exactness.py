@@ -31,22 +31,28 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
-from glrmask_runtime.errors import InputRejected
-from glrmask_runtime.tables import START
 from lark import Lark
 
 from bench.workloads import ESCAPED_STRING_PEER, WORKLOADS, inline_common_imports, strip_priorities
+from devtools.data import (
+    CACHE_DIR,
+    DataUnavailable,
+    corpus_path,
+    poetry_grammar,
+    sympy_latex_grammar,
+    syncode_grammar,
+    tokenizer_file,
+)
 from glrmask_cli.grammar import load_grammar_text
+from glrmask_runtime.errors import InputRejected
+from glrmask_runtime.tables import START
 from tests.oracle.test_brute_force import csv_documents, sampled_states
 from tests.oracle.test_documents import maskbench_instances, suite_documents
 from tests.oracle.test_unsupported_grammars import UNSUPPORTED, build_outcome
 from tests.support import llguidance_oracle
 from tests.support.brute_force import TokenTrie, brute_force_mask, random_walk
 from tests.support.builds import JSON_GRAMMAR, LARK_GRAMMARS, REPO_ROOT, built
-from tests.support.data import CACHE_DIR, corpus_path, tokenizer_file
 from tests.support.lark_judge import lark_parses, lexemes_parse
-from tests.support.packages import poetry_grammar, sympy_latex_grammar, syncode_grammar
 from tests.support.stress import STRESS, stdlib_expressions, stress_sentences
 
 TOKENIZERS = ["gpt2", "cl100k_base.tiktoken", "o200k_base.tiktoken.gz", "llama3.tiktoken",
@@ -264,7 +270,7 @@ def unsupported_rows() -> list[dict]:
     for case in UNSUPPORTED:
         try:
             outcome = build_outcome(case)
-        except pytest.skip.Exception as err:
+        except DataUnavailable as err:
             rows.append({"grammar": case.name, "kind": "unsupported", "skipped": str(err)})
             continue
         rows.append({"grammar": case.name, "kind": "unsupported", "expected_error_seen": outcome.as_expected(case),
@@ -413,7 +419,7 @@ def _run_reported(case_name: str, tokenizer: str, n_states: int, n_walks: int, l
     case = next(c for c in CASES if c.name == case_name)
     try:
         return run_cell(case, tokenizer, n_states, n_walks, llguidance)
-    except pytest.skip.Exception as err:
+    except DataUnavailable as err:
         return {"grammar": case.name, "tokenizer": tokenizer, "skipped": str(err)}
     except Exception as err:
         return {"grammar": case.name, "tokenizer": tokenizer, "error": f"{type(err).__name__}: {err}"}

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from glrmask_runtime.errors import InputRejected
 
+from devtools.data import corpus_path, tokenizer_file
+from glrmask_runtime.errors import InputRejected
 from tests.support.brute_force import TokenTrie, brute_force_mask
 from tests.support.builds import JSON_GRAMMAR, LARK_GRAMMARS, built
-from tests.support.data import corpus_path, tokenizer_file
 
 SUITE = Path(__file__).resolve().parents[1] / "data" / "JSONTestSuite" / "test_parsing"
 

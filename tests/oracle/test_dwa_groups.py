@@ -7,15 +7,21 @@ their edge and row dicts lazily, with the same masks."""
 from __future__ import annotations
 
 import collections
+
 import numpy as np
 import pytest
 
 import glrmask_runtime
 import glrmask_runtime.artifact
-from tests.oracle.test_brute_force import (assert_masks_equal, csv_documents, json_documents, lark_documents,
-                                          sampled_states)
+from devtools.data import corpus_path
+from tests.oracle.test_brute_force import (
+    assert_masks_equal,
+    csv_documents,
+    json_documents,
+    lark_documents,
+    sampled_states,
+)
 from tests.support.builds import JSON_GRAMMAR, LARK_GRAMMARS, Built, built
-from tests.support.data import corpus_path
 
 CASES = {
     "json": (JSON_GRAMMAR, json_documents),

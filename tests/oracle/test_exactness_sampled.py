@@ -11,9 +11,9 @@ from __future__ import annotations
 import pytest
 from lark import Lark
 
+from devtools.data import tokenizer_file
 from glrmask_cli.check import load_checker
 from tests.exactness import CASES, run_cell
-from tests.support.data import tokenizer_file
 from tests.support.lark_judge import lark_parses
 from tests.support.stress import STRESS
 

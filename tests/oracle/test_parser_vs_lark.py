@@ -19,16 +19,17 @@ import pytest
 from lark import Lark
 from lark.exceptions import LarkError
 
-from glrmask_cli.check import Checker, load_checker
-from glrmask_cli.parser.cfg import build_cfg
-from tests.support.data import REPO_ROOT, corpus_path
-from tests.support.lark_judge import lark_parses
-from tests.support.packages import (
+from devtools.data import (
+    REPO_ROOT,
+    corpus_path,
     lark_grammars_dir,
     lark_json_example,
     sympy_latex_grammar,
     syncode_grammar,
 )
+from glrmask_cli.check import Checker, load_checker
+from glrmask_cli.parser.cfg import build_cfg
+from tests.support.lark_judge import lark_parses
 from tests.support.stress import STRESS, stdlib_expressions, stress_sentences
 
 SUITE = REPO_ROOT / "tests" / "data" / "JSONTestSuite"

@@ -15,9 +15,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from devtools.data import CACHE_DIR, hcl2_grammar, lark_grammars_dir
 from glrmask_cli.cli import cli
-from tests.support.data import CACHE_DIR
-from tests.support.packages import hcl2_grammar, lark_grammars_dir
 
 EMPTY_TERMINAL = 'start: item+\nitem: WORD "," | "[" NUMBER "]"\nWORD: /[a-z]+/\nNUMBER: /[0-9]*/\n'
 CYCLIC = 'start: a "x" | "y" start\na: b | "n"\nb: a | "m" b\n'

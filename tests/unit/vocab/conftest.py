@@ -9,8 +9,8 @@ from unittest import mock
 
 import pytest
 
+from devtools.data import PINNED, tokenizer_file
 from glrmask_cli.vocab import Vocabulary, load_vocabulary
-from tests.support.data import PINNED, tokenizer_file
 
 # Texts every encoder must round-trip byte for byte (issue 2: ASCII, accented, CJK, emoji, code, whitespace).
 ROUND_TRIP_TEXTS = {

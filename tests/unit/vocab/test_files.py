@@ -8,8 +8,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from glrmask_cli.vocab.formats import DEFAULT_EOS_NAMES
-from tests.unit.vocab.conftest import (ALL_FILES, ROUND_TRIP_TEXTS, file_vocabulary, hf_judge,
-                                       openai_file, pinned_path, tiktoken_judge)
+from tests.unit.vocab.conftest import (
+    ALL_FILES,
+    ROUND_TRIP_TEXTS,
+    file_vocabulary,
+    hf_judge,
+    openai_file,
+    pinned_path,
+    tiktoken_judge,
+)
 
 JSON_FILES = [f for f in ALL_FILES if f.endswith(".json")]
 OPENAI_FILES = {"r50k_base.tiktoken": "r50k_base", "cl100k_base.tiktoken": "cl100k_base",
@@ -119,8 +126,7 @@ def test_sentencepiece_model_matches_sentencepiece():
 def test_tokenizer_json_eos_from_config_beside_it(tmp_path):
     import json
 
-    from tests.support.data import copy_to
-
+    from devtools.data import copy_to
     from glrmask_cli.vocab import load_vocabulary
 
     judge = hf_judge("deepseek-v4.tokenizer.json")

