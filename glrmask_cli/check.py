@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass
 from typing import Sequence
 
-from glrmask_runtime.errors import InputRejected
+from glrmask_runtime.errors import GLRMaskError, InputRejected
 from glrmask_runtime.recognizer import Recognizer
 from glrmask_runtime.tables import START
 
@@ -59,9 +59,14 @@ class Checker:
         what = "the document ends too early"
         return CheckResult(path, False, len(data), _reason(data, len(data), what, r.expected(state)))
 
-    def check_file(self, path: str | os.PathLike) -> CheckResult:
-        with open(path, "rb") as f:
-            return self.check_bytes(f.read(), str(path))
+    def check_file(self, path: str | os.PathLike[str]) -> CheckResult:
+        """Check one file's bytes; GLRMaskError if it cannot be read."""
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError as err:
+            raise GLRMaskError(f"{path}: cannot read: {err.strerror or err}") from err
+        return self.check_bytes(data, str(path))
 
 
 def load_checker(grammar_path: str | os.PathLike, start: str | None = None) -> Checker:
@@ -70,12 +75,6 @@ def load_checker(grammar_path: str | os.PathLike, start: str | None = None) -> C
     lexer = build_lexer(spec.terminals, spec.ignore, str(grammar_path)).tables
     lr = build_lr_tables(normalize(build_cfg(spec), where=str(grammar_path)))
     return Checker(spec, Recognizer(lexer, lr, [t.display for t in spec.terminals]))
-
-
-def check_files(grammar_path: str | os.PathLike, files: Sequence[str | os.PathLike],
-                start: str | None = None) -> list[CheckResult]:
-    checker = load_checker(grammar_path, start)
-    return [checker.check_file(f) for f in files]
 
 
 def _reason(data: bytes, position: int, what: str, expected: Sequence[str]) -> str:

@@ -1,7 +1,10 @@
 """The `glrmask` command line: parse arguments, call the pipeline, map errors to exit codes.
 
-Exit codes: 0 success, 1 a user error (bad grammar, tokenizer, artifact, rejected document),
-2 usage errors (click), 3 an internal error (a bug: traceback, please report).
+Exit codes, the same for every command (stated in `glrmask --help` and the README): 0 success;
+1 a user error: the input is bad or cannot be written (grammar, tokenizer, artifact, output file,
+a rejected document or prefix), one line `Error: ...` on stderr; 2 a usage error (click's: unknown
+option, missing argument, conflicting options, an output that would overwrite an input); 3 an
+internal error (a bug: traceback, please report); 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -17,10 +20,19 @@ from glrmask_cli import __version__
 
 EXIT_USER_ERROR = 1
 EXIT_INTERNAL_ERROR = 3
+EXIT_INTERRUPTED = 130   # 128 + SIGINT, as shells report it
+
+EXIT_CODES_HELP = """\b
+Exit codes (every command):
+  0    success
+  1    user error: bad grammar, tokenizer, artifact or output file, rejected document
+  2    usage error: bad options or arguments
+  3    internal error (please report)
+  130  interrupted"""
 
 
 def user_errors(func):
-    """Turn GLRMaskError into a one-line message + exit 1, anything else into exit 3."""
+    """GLRMaskError -> one line + exit 1, Ctrl-C -> exit 130, any other exception -> traceback + exit 3."""
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
@@ -29,7 +41,10 @@ def user_errors(func):
         except GLRMaskError as err:
             click.echo(f"Error: {str(err).splitlines()[0]}", err=True)
             sys.exit(EXIT_USER_ERROR)
-        except (click.exceptions.Exit, click.ClickException, KeyboardInterrupt, SystemExit):
+        except KeyboardInterrupt:
+            click.echo("Interrupted", err=True)
+            sys.exit(EXIT_INTERRUPTED)
+        except (click.exceptions.Exit, click.ClickException, SystemExit):
             raise
         except Exception:  # a bug: show it, do not reword it
             traceback.print_exc()
@@ -39,7 +54,7 @@ def user_errors(func):
     return wrapper
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(context_settings={"help_option_names": ["-h", "--help"]}, epilog=EXIT_CODES_HELP)
 @click.version_option(__version__, prog_name="glrmask")
 def cli() -> None:
     """Compile Lark grammars into Parser DWA artifacts for grammar-constrained decoding."""
@@ -60,30 +75,42 @@ def tokenizers_command() -> None:
 @click.option("--tokenizer", "-t", default="gpt2", show_default=True,
               help="Tokenizer name (see `glrmask tokenizers`) or a path to a vocabulary file.")
 @click.option("--tokenizer-pattern", default=None, help="Pre-tokenizer regex for a .tiktoken file.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None,
-              help="Artifact path [default: GRAMMAR's stem + .glrm in the current directory].")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, allow_dash=True), default=None,
+              help="Artifact path, or - for standard output [default: GRAMMAR's stem + .glrm in the "
+                   "current directory]. A symbolic link is followed; a device or FIFO is written through.")
 @click.option("--start", default=None, help="Start rule [default: start].")
-@click.option("--eos-token", "eos_tokens", multiple=True, help="EOS token text or id (repeatable).")
+@click.option("--eos-token", "eos_tokens", multiple=True,
+              help="EOS token text or id (repeatable); required when the vocabulary names no EOS token.")
 @click.option("--layout", type=click.Choice(["auto", "one", "runtime-close", "grouped"]), default="auto",
               show_default=True, help="Parser DWA layout (docs/ARCHITECTURE.md); auto: the first that fits.")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors.")
 @user_errors
 def build_command(grammar, tokenizer, tokenizer_pattern, output, start, eos_tokens, layout, quiet) -> None:
     """Compile GRAMMAR (.lark) and a tokenizer vocabulary into an artifact."""
-    from glrmask_cli.pipeline import build_artifact
+    from glrmask_cli.output import STDOUT, same_file
+    from glrmask_cli.pipeline import build_artifact, default_output
 
+    target = output if output is not None else default_output(grammar)
+    for given, path in (("GRAMMAR", grammar), ("--tokenizer", tokenizer)):
+        if target != STDOUT and same_file(target, path):
+            raise click.BadParameter(f"{target!r} is the {given} input; choose another output path",
+                                     param_hint="'-o' / '--output'")
     progress = None
     if not quiet and sys.stderr.isatty():
         progress = _StageProgress()
-    result = build_artifact(grammar, output, tokenizer=tokenizer, start=start, eos_tokens=eos_tokens,
+    result = build_artifact(grammar, target, tokenizer=tokenizer, start=start, eos_tokens=eos_tokens,
                             tokenizer_pattern=tokenizer_pattern, layout=layout, progress=progress)
     if progress is not None:
         progress.done()
     if not quiet:
         meta = result.compiled
-        click.echo(f"wrote {result.path}: {meta.parser_dwa.dwa.n_states} DWA states, "
+        for warning in meta.lexer_warnings:
+            click.echo(f"warning: {warning}", err=True)
+        shown = "<stdout>" if target == STDOUT else result.path
+        click.echo(f"wrote {shown}: {meta.parser_dwa.dwa.n_states} DWA states, "
                    f"{meta.rows.rows.shape[0]} rows, {meta.lexer.n_states} lexer states, "
-                   f"{meta.lr.n_states} LR states, {result.size:,} bytes in {result.seconds:.2f} s")
+                   f"{meta.lr.n_states} LR states, {result.size:,} bytes in {result.seconds:.2f} s",
+                   err=target == STDOUT)
 
 
 class _StageProgress:
@@ -115,8 +142,10 @@ class _StageProgress:
 @cli.command("inspect")
 @click.argument("artifact", type=click.Path(exists=True, dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-@click.option("--prefix", default=None, help="Commit TEXT's tokens and describe the mask after them.")
-@click.option("--dot", type=click.Choice(["dwa", "lexer"]), default=None, help="Write Graphviz to stdout.")
+@click.option("--prefix", default=None,
+              help="Commit TEXT's tokens and print only what the mask allows after them.")
+@click.option("--dot", type=click.Choice(["dwa", "lexer"]), default=None,
+              help="Write Graphviz to stdout (not with --json or --prefix).")
 @user_errors
 def inspect_command(artifact, as_json, prefix, dot) -> None:
     """Describe ARTIFACT: grammar, tokenizer, automata sizes, sections."""
@@ -127,19 +156,18 @@ def inspect_command(artifact, as_json, prefix, dot) -> None:
     from glrmask_cli import dot as dot_module
     from glrmask_cli import report
 
+    if dot is not None and (as_json or prefix is not None):
+        raise click.UsageError("--dot writes Graphviz alone; it cannot be combined with --json or --prefix")
     art = glrmask_runtime.load(artifact)
     if dot is not None:
         click.echo(dot_module.dwa_dot(art) if dot == "dwa" else dot_module.lexer_dot(art), nl=False)
         return
-    result = report.artifact_report(art)
     if prefix is not None:
-        result["prefix"] = report.prefix_report(art, prefix, _encoder_for(art))
-    if as_json:
-        click.echo(json.dumps(result, indent=2))
+        answer = report.prefix_report(art, prefix, _encoder_for(art))
+        click.echo(json.dumps(answer, indent=2) if as_json else report.format_prefix_report(answer))
         return
-    click.echo(report.format_report(result))
-    if prefix is not None:
-        click.echo(report.format_prefix_report(result["prefix"]))
+    result = report.artifact_report(art)
+    click.echo(json.dumps(result, indent=2) if as_json else report.format_report(result))
 
 
 def _encoder_for(art):
@@ -164,25 +192,17 @@ def check_command(grammar, files, start) -> None:
     """Check whole FILES against GRAMMAR with the semantics the masks use.
 
     Prints `FILE: ok` or `FILE: rejected at byte N: REASON` per file. Exit code 0 if all are ok,
-    1 if any is rejected, 2 for a usage or grammar error.
+    1 if any is rejected (or the grammar or a file cannot be read).
     """
     from glrmask_cli.check import load_checker
 
-    try:
-        checker = load_checker(grammar, start)
-    except GLRMaskError as err:   # a grammar that does not compile is a usage error here
-        click.echo(f"Error: {str(err).splitlines()[0]}", err=True)
-        sys.exit(2)
+    checker = load_checker(grammar, start)
     rejected = 0
     for path in files:
-        try:
-            result = checker.check_file(path)
-        except OSError as err:
-            click.echo(f"Error: {path}: cannot read: {err.strerror}", err=True)
-            sys.exit(2)
+        result = checker.check_file(path)
         rejected += not result.ok
         click.echo(result.line())
-    sys.exit(1 if rejected else 0)
+    sys.exit(EXIT_USER_ERROR if rejected else 0)
 
 
 def main() -> None:

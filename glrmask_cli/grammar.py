@@ -25,6 +25,7 @@ from lark.load_grammar import load_grammar as lark_load_grammar
 from glrmask_cli.errors import GrammarSyntaxError, UnsupportedFeature
 
 DEFAULT_START = "start"
+BOM = "\ufeff"
 
 
 @dataclass(frozen=True)
@@ -104,6 +105,7 @@ def load_grammar_text(text: str, name: str = "<string>", start: str | None = Non
 def _build_spec(text: str, source: str, stem: str, digest: str, start: str | None,
                 import_paths: tuple[str, ...]) -> GrammarSpec:
     start = start or DEFAULT_START
+    text = text.removeprefix(BOM)   # editors on Windows write one; Lark would read it as a stray character
     grammar = _lark_grammar(text, source, import_paths)
     rule_names = sorted({name for name, params, _t, _o in grammar.rule_defs if not params})
     if start not in rule_names:

@@ -17,10 +17,11 @@ import numpy as np
 
 from glrmask_cli import __version__
 from glrmask_cli.artifact import write_artifact
+from glrmask_cli.errors import TokenizerError
 from glrmask_cli.grammar import GrammarSpec, load_grammar
-from glrmask_cli.lexer.scanner import build_lexer
+from glrmask_cli.lexer.scanner import boundary_warnings, build_lexer
 from glrmask_cli.parser.cfg import build_cfg
-from glrmask_cli.parser.lr import build_lr
+from glrmask_cli.parser.lr import build_lr, terminal_followers
 from glrmask_cli.parser.normalize import NormalizedGrammar, normalize
 from glrmask_cli.parser.stack_effects import EffectGraph, build_effect_graphs, max_read_depth
 from glrmask_cli.parser_dwa.layout import Layout, ParserDWABuild, build_parser_dwa
@@ -78,11 +79,16 @@ def compile_grammar(grammar_path: str | os.PathLike, *, tokenizer: str | Vocabul
     normalized = normalize(build_cfg(grammar), where=str(grammar_path))
     lr_build = build_lr(normalized)
     lr, conflicts = lr_build.tables, len(lr_build.conflicts)
+    warnings = lexer_build.warnings + tuple(boundary_warnings(lexer_build.tables, grammar.terminals,
+                                                              terminal_followers(lr)))
     effects = build_effect_graphs(lr)
     _end(t, "parser")
     _stage(t, progress, "vocabulary")
     vocab = tokenizer if isinstance(tokenizer, Vocabulary) else load_vocabulary(
         tokenizer, pattern=tokenizer_pattern, eos_tokens=eos_tokens)
+    if not vocab.eos_ids:
+        raise TokenizerError(f"tokenizer {vocab.name!r} names no EOS token, so no output could ever end; "
+                             "pass --eos-token TEXT or --eos-token ID")
     _end(t, "vocabulary")
     _stage(t, progress, "terminal DWA")
     tdwas: dict[bool, TerminalDWA] = {}
@@ -102,7 +108,7 @@ def compile_grammar(grammar_path: str | os.PathLike, *, tokenizer: str | Vocabul
     _stage(t, progress, "rows")
     rows = build_rows(dwa.dwa, tdwa)
     _end(t, "rows")
-    return Compiled(grammar, lexer_build.tables, tuple(lexer_build.warnings), normalized, lr, conflicts,
+    return Compiled(grammar, lexer_build.tables, warnings, normalized, lr, conflicts,
                     effects, vocab, tdwa, dwa, rows, t)
 
 
@@ -168,15 +174,20 @@ class BuildResult:
     compiled: Compiled
 
 
+def default_output(grammar_path: str | os.PathLike[str]) -> Path:
+    """`<grammar stem>.glrm` in the current directory."""
+    return Path.cwd() / (Path(grammar_path).stem + ".glrm")
+
+
 def build_artifact(grammar_path: str | os.PathLike, out_path: str | os.PathLike | None = None, *,
                    tokenizer: str | Vocabulary = "gpt2", start: str | None = None,
                    eos_tokens: Sequence[str] = (), tokenizer_pattern: str | None = None,
                    layout: Layout = "auto", progress: Progress | None = None) -> BuildResult:
-    """Compile and write the artifact (default: `<grammar stem>.glrm` in the current directory)."""
+    """Compile and write the artifact (default: `default_output`; `-`: standard output)."""
     began = time.perf_counter()
     compiled = compile_grammar(grammar_path, tokenizer=tokenizer, start=start, eos_tokens=eos_tokens,
                                tokenizer_pattern=tokenizer_pattern, layout=layout, progress=progress)
-    out = Path(out_path) if out_path is not None else Path.cwd() / (Path(grammar_path).stem + ".glrm")
+    out = Path(out_path) if out_path is not None else default_output(grammar_path)
     if progress is not None:
         progress("artifact")
     size = write_artifact(out, artifact_metadata(compiled), artifact_sections(compiled))

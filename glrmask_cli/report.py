@@ -45,7 +45,8 @@ def format_report(report: dict[str, Any]) -> str:
         f"glrmask {report['compiler']['version']})",
         f"grammar       {g['name']} start={g['start']} sha256={g['sha256']}",
         f"              {g['terminals']} terminals, ignoring {', '.join(g['ignore']) or 'nothing'}",
-        f"tokenizer     {t['name']} vocab={t['vocab_size']} eos={t['eos_ids']} fingerprint={t['fingerprint']}",
+        f"tokenizer     {t['name']} vocab={t['vocab_size']} eos={t['eos_ids'] or 'none'} "
+        f"fingerprint={t['fingerprint']}",
         f"lexer         {lx['states']} states, {len(lx['warnings'])} warnings",
         *[f"              warning: {w}" for w in lx["warnings"]],
         f"parser        {p['lr_states']} LR states, {p['conflicts']} conflicts, {p['rules']} rules, "
@@ -78,12 +79,20 @@ def prefix_report(art: Artifact, text: str, encode: Callable[[str], Sequence[int
         "committed_as": "tokens" if encode is not None else "bytes",
         "allowed_tokens": int(len(allowed)),
         "sample": [b.decode("utf-8", "backslashreplace") for b in shown],
-        "eos_allowed": matcher.is_accepting(),
+        "complete": matcher.is_accepting(),
+        "eos_allowed": matcher.is_accepting() and bool(art.eos_token_ids),
     }
 
 
 def format_prefix_report(report: dict[str, Any]) -> str:
+    """The human-readable form of `prefix_report`."""
     sample = " ".join(repr(s) for s in report["sample"])
+    if report["eos_allowed"]:
+        eos = "EOS allowed"
+    elif report["complete"]:
+        eos = "the output is complete, but the artifact has no EOS token"
+    else:
+        eos = "EOS not allowed"
     return (f"after {report['prefix']!r} (committed as {report['committed_as']}): "
-            f"{report['allowed_tokens']} tokens allowed, EOS {'allowed' if report['eos_allowed'] else 'not allowed'}\n"
+            f"{report['allowed_tokens']} tokens allowed, {eos}\n"
             f"sample: {sample}")

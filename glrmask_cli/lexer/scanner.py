@@ -1,4 +1,4 @@
-"""All terminals -> one minimized combined byte DFA (`LexerTables`) plus build warnings.
+"""All terminals -> one minimized combined byte DFA (`LexerTables`) plus its warnings.
 
 Each terminal is compiled alone (syntax -> nfa -> dfa, trimmed and minimized), then the union is
 determinized over global byte classes (a state = the tuple of live per-terminal states) and
@@ -9,7 +9,7 @@ remaining ties stay as a set. Terminal id = index in `terminals`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -26,7 +26,7 @@ MAX_COMBINED_STATES = 1_000_000
 @dataclass(frozen=True)
 class LexerBuild:
     tables: LexerTables
-    warnings: tuple[str, ...]
+    warnings: tuple[str, ...]   # tied terminals; boundary warnings need the parser (`boundary_warnings`)
 
 
 def build_terminal_dfa(spec: TerminalSpec, grammar_path: str = "<grammar>") -> ByteDFA:
@@ -47,7 +47,7 @@ def build_terminal_dfa(spec: TerminalSpec, grammar_path: str = "<grammar>") -> B
 
 def build_lexer(terminals: Sequence[TerminalSpec], ignore: Sequence[str],
                 grammar_path: str = "<grammar>") -> LexerBuild:
-    """Compile every terminal and combine them into `LexerTables` (DESIGN 2.1)."""
+    """Compile every terminal and combine them into `LexerTables` (docs/semantics.md, "Lexing")."""
     dfas = [build_terminal_dfa(t, grammar_path) for t in terminals]
     union_trans, union_close, owner, starts = _union(dfas)
     combo = _Combined(terminals, union_trans, union_close, owner)
@@ -66,7 +66,7 @@ def build_lexer(terminals: Sequence[TerminalSpec], ignore: Sequence[str],
     names = {t.name: i for i, t in enumerate(terminals)}
     ignored = np.array(sorted(names[n_] for n_ in ignore if n_ in names), np.int32)
     tables = LexerTables(new_trans, close_sets, viable, offsets, items, ignored)
-    return LexerBuild(tables, tuple(lexer_warnings(tables, terminals)))
+    return LexerBuild(tables, tuple(tie_warnings(tables, terminals)))
 
 
 def _union(dfas: list[ByteDFA]):
@@ -161,32 +161,66 @@ class _Combined:
         return remap[close_sets], remap[viable], offsets, items
 
 
-def lexer_warnings(tables: LexerTables, terminals: Sequence[TerminalSpec]) -> list[str]:
-    """Tied terminals (the parser must choose: Lark's contextual lexer would) and boundaries that
-    one byte of lookahead cannot decide (an accepted lexeme extends into a possible dead end)."""
+def tie_warnings(tables: LexerTables, terminals: Sequence[TerminalSpec]) -> list[str]:
+    """Tied terminals: texts that several terminals match equally (the parser must choose)."""
+    names = [t.display for t in terminals]
+    ties = sorted({tables.term_set(int(s)) for s in np.unique(tables.close_sets) if len(tables.term_set(int(s))) > 1})
+    return ["terminals " + ", ".join(names[t] for t in tie) + " match the same text "
+            "(kept as alternatives; Lark's contextual lexer would pick by parser state)" for tie in ties]
+
+
+def boundary_warnings(tables: LexerTables, terminals: Sequence[TerminalSpec],
+                      followers: Callable[[int], set[int]]) -> list[str]:
+    """Lexeme boundaries one byte of lookahead cannot decide, where the grammar lets them occur.
+
+    After a complete lexeme of terminal A, a byte that continues some longer lexeme is always read
+    as that continuation (longest match, no backtracking). If the continuation can die before it is
+    complete, and the byte can also start a terminal B that may follow A (`followers(A)`, or an
+    ignored terminal), input with B right after A is rejected there: one warning per (A, B), with
+    the shortest example text of A.
+    """
     names = [t.display for t in terminals]
     trans, close = tables.transitions, tables.close_sets
-    out = []
-    ties = sorted({tables.term_set(int(s)) for s in np.unique(close) if len(tables.term_set(int(s))) > 1})
-    for tie in ties:
-        out.append("terminals " + ", ".join(names[t] for t in tie) + " match the same text "
-                   "(kept as alternatives; Lark's contextual lexer would pick by parser state)")
+    ignored = set(tables.ignored.tolist())
     # Only character boundaries matter: enter by an ASCII byte, fail on a byte that starts a char.
     starts_char = np.zeros(256, bool)
     starts_char[:0x80] = starts_char[0xC2:0xF5] = True
     dead_unaccepted = ((trans == DEAD) & (close[:, :256] == 0))[:, starts_char].any(axis=1)
     dead_unaccepted[DEAD] = False
-    accepting = (close != 0).any(axis=1)
-    pairs = set()
-    for s in np.nonzero(accepting)[0].tolist():
+    example = _shortest_texts(trans)
+    found: dict[tuple[int, int], tuple[bytes, int]] = {}
+    for s in np.nonzero((close != 0).any(axis=1))[0].tolist():
         ascii_next = trans[s][:0x80]
-        for nxt in sorted(set(ascii_next[dead_unaccepted[ascii_next]].tolist())):
-            done = {t for c in range(257) for t in tables.term_set(int(close[s, c]))}
-            later = set(tables.term_set(int(tables.viable_sets[nxt])))
+        for c in np.nonzero(dead_unaccepted[ascii_next] & (trans[START][:0x80] != DEAD))[0].tolist():
+            starting = set(tables.term_set(int(tables.viable_sets[trans[START][c]])))
+            done = {t for byte in range(257) for t in tables.term_set(int(close[s, byte]))}
             for a in sorted(done):
-                for b in sorted(later - {a}) or [a]:
-                    pairs.add((a, b))
-    for a, b in sorted(pairs):
-        out.append(f"terminal {names[a]} followed by the start of {names[b]}: one byte of lookahead "
-                   "cannot decide the lexeme boundary (input such as INT then '1.x' is rejected)")
-    return out
+                for b in sorted(starting & (followers(a) | ignored)):
+                    candidate = (example.get(s, b""), c)
+                    if (a, b) not in found or len(candidate[0]) < len(found[a, b][0]):
+                        found[a, b] = candidate
+    return [f"terminal {names[a]} followed by {names[b]}: one byte of lookahead cannot decide the lexeme "
+            f"boundary (after {names[a]} {_show(text)}, {_show(bytes([c]))} is read as the continuation of a "
+            f"longer lexeme, never as the start of {names[b]})"
+            for (a, b), (text, c) in sorted(found.items())]
+
+
+def _shortest_texts(trans: np.ndarray) -> dict[int, bytes]:
+    """A shortest byte string from START to each state, preferring printable ASCII (breadth first)."""
+    order = list(range(0x20, 0x7F)) + [b for b in range(256) if not 0x20 <= b < 0x7F]
+    texts = {START: b""}
+    frontier = [START]
+    while frontier:
+        following = []
+        for s in frontier:
+            for byte in order:
+                t = int(trans[s, byte])
+                if t != DEAD and t not in texts:
+                    texts[t] = texts[s] + bytes([byte])
+                    following.append(t)
+        frontier = following
+    return texts
+
+
+def _show(text: bytes) -> str:
+    return repr(text.decode("utf-8", "backslashreplace"))

@@ -12,7 +12,7 @@ the empty string). Rules must be non-empty (normalization guarantees it), so not
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 from glrmask_runtime.tables import ACCEPT, REDUCE, SHIFT, LRTables, pack_action, unpack_action
@@ -70,6 +70,25 @@ def build_lr(grammar: Any) -> LRBuild:
     conflicts = tuple(Conflict(s, t, acts) for (s, t), acts in sorted(cells.items()) if len(acts) > 1)
     cores = tuple(automaton.cores(s) for s in range(len(automaton.kernels)))
     return LRBuild(tables, cfg, cores, conflicts)
+
+
+def terminal_followers(lr: LRTables) -> Callable[[int], set[int]]:
+    """`followers(a)`: the terminals that can come right after terminal `a` in some sentence.
+
+    Exact for canonical LR(1): every terminal with an action in the state after shifting `a` can be
+    shifted there eventually (lookaheads are never spurious); computed per terminal on demand.
+    """
+    n_t = lr.n_terminals
+    counts = np.diff(lr.action_offsets)
+    has_action = (counts > 0).reshape(-1, n_t)
+    cell = np.repeat(np.arange(counts.size), counts)
+    is_shift = (lr.actions & 3) == SHIFT
+    shifted, target = cell[is_shift] % n_t, lr.actions[is_shift] >> 2
+
+    def followers(a: int) -> set[int]:
+        return set(np.flatnonzero(has_action[target[shifted == a]].any(axis=0)).tolist())
+
+    return followers
 
 
 def _validate_cfg(cfg: CFG) -> None:

@@ -78,10 +78,10 @@ def test_inspect_prefix_reports_the_mask(runner):
     matcher = b.artifact.matcher()
     for t in b.vocab.encode('{"a": 1'):
         matcher.commit(t)
-    assert data["prefix"]["allowed_tokens"] == int(matcher.mask().sum())
-    assert data["prefix"]["eos_allowed"] is False
+    assert data["allowed_tokens"] == int(matcher.mask().sum())
+    assert data["eos_allowed"] is False
     done = json.loads(runner.invoke(cli, ["inspect", str(b.path), "--json", "--prefix", "[1]"]).output)
-    assert done["prefix"]["eos_allowed"] is True
+    assert done["eos_allowed"] is True
 
 
 def test_inspect_dot(runner):

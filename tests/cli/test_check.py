@@ -1,4 +1,5 @@
-"""`glrmask check`: one line per file, exit codes 0 / 1 / 2, helpful rejection messages."""
+"""`glrmask check`: one line per file, exit codes 0 ok / 1 rejected or bad grammar / 2 usage, helpful
+rejection messages."""
 
 from __future__ import annotations
 
@@ -54,17 +55,17 @@ def test_rejections_name_byte_expected_and_excerpt(docs):
     assert 'no terminal starts at "@}"' in lines[3]
 
 
-def test_grammar_error_exits_2(tmp_path, docs):
+def test_grammar_error_exits_1(tmp_path, docs):
     bad = tmp_path / "bad.lark"
     bad.write_text("start: foo\n")
     result = _run(str(bad), str(docs / "good.json"))
-    assert result.exit_code == 2
+    assert result.exit_code == 1
     assert "foo" in result.output and result.output.startswith("Error: ")
 
 
-def test_unknown_start_rule_exits_2(docs):
+def test_unknown_start_rule_exits_1(docs):
     result = _run(JSON_GRAMMAR, str(docs / "good.json"), "--start", "nope")
-    assert result.exit_code == 2 and "nope" in result.output
+    assert result.exit_code == 1 and "nope" in result.output
 
 
 def test_missing_file_is_a_usage_error(docs):

@@ -9,9 +9,12 @@ import pytest
 from glrmask_cli.errors import UnsupportedFeature
 from glrmask_cli.grammar import TerminalSpec
 from glrmask_cli.lexer import build_lexer
+from glrmask_cli.lexer.scanner import boundary_warnings
+from glrmask_cli.pipeline import compile_grammar
 from glrmask_runtime.errors import InputRejected
 from glrmask_runtime.lexer import Scanner
 from glrmask_runtime.tables import START
+from tests.support.builds import REPO_ROOT, vocabulary
 
 
 def regexp(name, pattern, priority=0, flags=""):
@@ -81,7 +84,16 @@ def test_one_byte_lookahead_limit_rejects_and_warns():
     with pytest.raises(InputRejected) as info:
         scanner.scan(START, b"1.x")
     assert info.value.position == 2
-    assert any("INT followed by the start of DECIMAL" in w for w in build.warnings)
+    warned = boundary_warnings(build.tables, terms, lambda a: {2})   # DOT may follow anything
+    assert any(w.startswith("terminal INT followed by DOT") and "after INT '0'" in w for w in warned)
+    assert boundary_warnings(build.tables, terms, lambda a: {3}) == []   # only NAME may follow
+
+
+def test_boundary_warnings_only_for_terminals_the_grammar_puts_side_by_side():
+    """json.lark: NUMBER then '.' or 'e' extends the number, but nothing starting with those bytes
+    can follow a NUMBER in JSON, so the build warns about nothing."""
+    compiled = compile_grammar(REPO_ROOT / "grammars" / "json.lark", tokenizer=vocabulary("small-gpt2"))
+    assert compiled.lexer_warnings == ()
 
 
 def test_lazy_string_stops_at_first_quote():

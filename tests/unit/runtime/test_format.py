@@ -12,7 +12,7 @@ import zlib
 import numpy as np
 import pytest
 
-from glrmask_cli import artifact as writer
+from glrmask_cli import output as writer
 from glrmask_cli.artifact import write_artifact
 from glrmask_runtime import cache, format
 from glrmask_runtime.errors import ArtifactError
@@ -220,7 +220,7 @@ def test_writer_failure_leaves_no_file_and_no_temp(tmp_path, monkeypatch, failur
     target = {"write": (writer, "_write_all", half_write), "fsync": (writer.os, "fsync", fail),
               "replace": (writer.os, "replace", fail)}[failure]
     monkeypatch.setattr(*target)
-    with pytest.raises(ArtifactError, match="cannot write artifact") as info:
+    with pytest.raises(ArtifactError, match="cannot write") as info:
         write_artifact(tmp_path / "a.glrm", {}, {"s": np.arange(100, dtype=np.int64)})
     assert str(tmp_path / "a.glrm") in str(info.value)
     assert os.listdir(tmp_path) == []
