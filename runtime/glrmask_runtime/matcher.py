@@ -101,12 +101,21 @@ class Matcher:
         """Write the allowed tokens into row `index` of an int32 (batch, ceil(vocab/32)) bitmask.
 
         Bit `v % 32` of word `v // 32` is set iff token v is allowed (the vLLM/xgrammar layout).
+        Raises TypeError for a bitmask that is not such an array or an index that is not an int
+        (a numpy integer is fine; bool, slices, lists are not), ValueError for an index outside
+        [0, batch). Nothing is written when it raises.
         """
+        if not isinstance(bitmask, np.ndarray):
+            raise TypeError(f"bitmask must be a numpy int32 array of shape (batch, {self._art.rows.shape[1]}), "
+                            f"got {type(bitmask).__name__}")
         if bitmask.dtype is not _INT32 or bitmask.ndim != 2 or bitmask.shape[1] != self._art.rows.shape[1]:
             raise TypeError(f"bitmask must be int32 of shape (batch, {self._art.rows.shape[1]}), "
                             f"got {bitmask.dtype} {bitmask.shape}")
+        row = index if type(index) is int else _as_index("index", index)
+        if not 0 <= row < bitmask.shape[0]:
+            raise ValueError(f"index {row} out of range [0, {bitmask.shape[0]}) for a batch of {bitmask.shape[0]}")
         mask = self._mask()
-        bitmask[index] = self._art.rows_int32[mask] if type(mask) is int else mask.view(np.int32)
+        bitmask[row] = self._art.rows_int32[mask] if type(mask) is int else mask.view(np.int32)
 
     def mask(self) -> np.ndarray:
         """The allowed tokens as a bool array of shape (vocab_size,). May be a read-only view."""
@@ -116,6 +125,13 @@ class Matcher:
         return np.unpackbits(mask.view(np.uint8), bitorder="little")[:self._art.vocab_size].view(bool)
 
     def is_allowed(self, token_id: int) -> bool:
+        """True iff `commit(token_id)` would succeed now (EOS included).
+
+        Raises TypeError unless token_id is an int or a numpy integer (not bool), ValueError outside
+        [0, vocab_size)."""
+        return self._allowed(self._check_token(token_id))
+
+    def _allowed(self, token_id: int) -> bool:
         mask = self._mask()
         words = self._art.rows[mask] if type(mask) is int else mask
         return bool(int(words[token_id >> 5]) & (1 << (token_id & 31)))
@@ -133,15 +149,16 @@ class Matcher:
     # ----- state changes -----------------------------------------------------------------------
 
     def commit(self, token_id: int) -> None:
-        """Advance by one token. Raises TokenRejected (state unchanged) if it is not allowed."""
-        token_id = int(token_id)
+        """Advance by one token. Raises TokenRejected (state unchanged) if it is not allowed.
+
+        Raises TypeError unless token_id is an int or a numpy integer (not bool), ValueError outside
+        [0, vocab_size); the state is unchanged then too."""
+        token_id = self._check_token(token_id)
         art = self._art
-        if not 0 <= token_id < art.vocab_size:
-            raise ValueError(f"token id {token_id} out of range [0, {art.vocab_size})")
         step = len(self._history)
         if self._finished:
             raise TokenRejected(token_id, art.token_bytes(token_id), step, "the output is finished (EOS committed)")
-        if not self.is_allowed(token_id):
+        if not self._allowed(token_id):
             raise TokenRejected(token_id, art.token_bytes(token_id), step)
         if token_id in art.eos_token_ids:
             self._history.append((self._state, self._finished))
@@ -154,11 +171,21 @@ class Matcher:
         self._history.append((self._state, self._finished))
         self._state = state
 
-    def commit_bytes(self, data: bytes) -> None:
-        """Advance by raw bytes (forced text). Raises InputRejected (state unchanged) if invalid."""
+    def commit_bytes(self, data: bytes | bytearray | memoryview) -> None:
+        """Advance by raw bytes (forced text): one step, undone by one `rollback()`.
+
+        Raises InputRejected (state unchanged) if no sentence continues with them, TypeError for
+        anything but bytes, bytearray or memoryview (an int is not read as that many NUL bytes).
+        Empty input changes nothing and is not a step.
+        """
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError(f"data must be bytes, bytearray or memoryview, got {type(data).__name__}")
+        data = bytes(data)
+        if not data:
+            return
         if self._finished:
             raise InputRejected(0, "the output is finished (EOS committed)")
-        state = self._art.recognizer.feed(self._state, bytes(data))
+        state = self._art.recognizer.feed(self._state, data)
         self._history.append((self._state, self._finished))
         self._state = state
 
@@ -183,10 +210,23 @@ class Matcher:
         self._finished = False
         self._history.clear()
 
+    def _check_token(self, token_id: object) -> int:
+        value = token_id if type(token_id) is int else _as_index("token id", token_id)
+        if not 0 <= value < self._art.vocab_size:
+            raise ValueError(f"token id {value} out of range [0, {self._art.vocab_size})")
+        return value
+
     @property
     def steps(self) -> int:
         """Number of commits so far."""
         return len(self._history)
+
+
+def _as_index(what: str, value: object) -> int:
+    """`value` as an int if it is an int (bool excluded) or a numpy integer scalar, else TypeError."""
+    if isinstance(value, np.integer) or (isinstance(value, int) and not isinstance(value, bool)):
+        return int(value)
+    raise TypeError(f"{what} must be an int or a numpy integer, got {type(value).__name__} {value!r}")
 
 
 class _Rows:
