@@ -4,15 +4,14 @@ json: grammars/json.lark on JSONTestSuite documents (y_/i_ files that are UTF-8,
 accepts and that lark's example JSON grammar accepts, per lark_labels.csv) plus the MaskBench-sample
 valid instances (json.dumps, ensure_ascii=False). sql: syncode 0.4.16 sql.lark on the Spider dev gold
 queries it accepts (lark_labels.csv). verilog: lark's example verilog.lark on circuitgraph netlists
-that lark itself parses (files up to 8 KB). Peers get the grammar with `%import common.X` inlined.
+that lark itself parses (files up to 8 KB). Peers get the grammar with `%import common.X` inlined
+(devtools/peer_grammar.py).
 """
 
 from __future__ import annotations
 
 import csv
-import functools
 import json
-import re
 import subprocess
 import sys
 import tarfile
@@ -23,6 +22,14 @@ from typing import Callable
 
 from bench.errors import BenchError
 from bench.tokenizers import REPO
+from devtools.peer_grammar import (
+    ESCAPED_STRING_PEER,
+    SQL_STRING_PEER,
+    VERILOG_COMMENT_PEER,
+    PeerGrammarError,
+    inline_common_imports,
+    strip_priorities,
+)
 
 SHARED = REPO.parent / "shared" / "corpora"
 GRAMMAR_CACHE = REPO / ".cache" / "bench" / "grammars"
@@ -40,13 +47,9 @@ def syncode_sql_grammar() -> Path:
         SYNCODE_SQL.parent.mkdir(parents=True, exist_ok=True)
         SYNCODE_SQL.write_bytes(data)
     return SYNCODE_SQL
+
+
 VERILOG_MAX_BYTES = 8_000
-VERILOG_COMMENT_PEER = r"/\/\*[^*]*\*+(?:[^\/*][^*]*\*+)*\//"
-# lark's common.ESCAPED_STRING without its lookbehind and lazy quantifiers (test_workloads checks equality)
-ESCAPED_STRING_REGEX = r'"(?:[^"\\\n]|\\[^\n])*"'
-ESCAPED_STRING_PEER = (('ESCAPED_STRING : "\\"" _STRING_ESC_INNER "\\""', f"ESCAPED_STRING: /{ESCAPED_STRING_REGEX}/"),
-                       ("_STRING_ESC_INNER: _STRING_INNER /(?<!\\\\)(\\\\\\\\)*?/\n", ""),
-                       ("_STRING_INNER: /.*?/\n", ""))
 # outlines-core has no grammar: JSON only fits as a regex with bounded nesting (its schema `{}`).
 OUTLINES_JSON = {"schema": "{}", "whitespace": r"[ \t\n\r]*", "max_recursion_depth": 3}
 
@@ -72,7 +75,10 @@ class Workload:
     def peer_lark(self) -> str:
         """The grammar for peers: common imports inlined, priorities dropped, `peer_rewrites` applied."""
         where = str(self.grammar_path)
-        text = strip_priorities(inline_common_imports(self.grammar_path.read_text(encoding="utf-8"), where))
+        try:
+            text = strip_priorities(inline_common_imports(self.grammar_path.read_text(encoding="utf-8"), where))
+        except PeerGrammarError as e:
+            raise BenchError(str(e)) from None
         for old, new in self.peer_rewrites:
             if old not in text:
                 raise BenchError(f"{where}: peer rewrite target {old!r} not found; has the grammar changed?")
@@ -81,75 +87,6 @@ class Workload:
 
     def documents(self) -> list[Document]:
         return self.load_documents()
-
-
-# ---- %import common.X inlining (for peers whose Lark importers skip %import) ----
-
-_IMPORT = re.compile(r"^%import\s+common\.([A-Z_][A-Z0-9_]*)\s*(?:->\s*([A-Z_][A-Z0-9_]*))?\s*$")
-_IMPORT_LIST = re.compile(r"^%import\s+common\s*\(([^)]*)\)\s*$")
-_DEFINITION = re.compile(r"^([A-Z_][A-Z0-9_]*)(?:\.\d+)?\s*:")
-
-
-@functools.lru_cache(maxsize=1)
-def _common_blocks() -> dict[str, str]:
-    """lark's common.lark as {terminal name: its definition lines}."""
-    import lark
-
-    blocks: dict[str, str] = {}
-    name = None
-    for line in (Path(lark.__file__).parent / "grammars" / "common.lark").read_text().splitlines():
-        match = _DEFINITION.match(line)
-        if match:
-            name = match.group(1)
-            blocks[name] = line
-        elif name and line[:1] in (" ", "\t", "|") and line.strip():
-            blocks[name] += "\n" + line
-        else:
-            name = None
-    return blocks
-
-
-def _with_dependencies(names: list[str]) -> list[str]:
-    blocks, wanted, todo = _common_blocks(), [], list(names)
-    while todo:
-        name = todo.pop()
-        if name in wanted:
-            continue
-        wanted.append(name)
-        body = blocks[name].split(":", 1)[1]
-        todo.extend(n for n in re.findall(r"\b[A-Z_][A-Z0-9_]*\b", body) if n in blocks)
-    return sorted(wanted)
-
-
-def inline_common_imports(text: str, where: str) -> str:
-    """Replace `%import common.X` (and `%import common (X, Y)`) by X's definition from lark's common.lark."""
-    blocks, imported, kept = _common_blocks(), [], []
-    for line in text.splitlines():
-        single, listed = _IMPORT.match(line.strip()), _IMPORT_LIST.match(line.strip())
-        if single and single.group(2):
-            raise BenchError(f"{where}: `{line.strip()}`: renaming imports is not inlined; write the terminal out")
-        names = [single.group(1)] if single else [n.strip() for n in listed.group(1).split(",")] if listed else None
-        if names is None:
-            kept.append(line)
-            continue
-        for name in names:
-            if name not in blocks:
-                raise BenchError(f"{where}: %import common.{name}: not in lark's common.lark")
-        imported.extend(names)
-    if not imported:
-        return text
-    defined = {m.group(1) for m in map(_DEFINITION.match, kept) if m}
-    extra = [blocks[n] for n in _with_dependencies(imported) if n not in defined]
-    return "\n".join(kept + ["", "// inlined from lark's common.lark"] + extra) + "\n"
-
-
-_PRIORITY = re.compile(r"^(\??[_A-Za-z][_A-Za-z0-9]*)\.-?\d+(\s*:)", re.MULTILINE)
-
-
-def strip_priorities(text: str) -> str:
-    """Drop `name.N:` priorities (llguidance and xgrammar refuse them). Rule priorities only rank
-    parse trees; terminal priorities break same-length lexeme ties, which these peers keep ambiguous."""
-    return _PRIORITY.sub(r"\1\2", text)
 
 
 # ---- documents ----
@@ -213,11 +150,10 @@ WORKLOADS: dict[str, Workload] = {
                      outlines=OUTLINES_JSON),
     "sql": Workload("sql", SYNCODE_SQL, _spider,
                     notes=("grammar: syncode 0.4.16 sql.lark (fetched by bench/setup_peers.sh)",),
-                    # lazy `*?` where the class already excludes the closing quote: greedy is the same
-                    peer_rewrites=((r'_STRING_INNER: /(?:[^"\\]|\\.)*?/', r'_STRING_INNER: /(?:[^"\\]|\\.)*/'),)),
+                    peer_rewrites=SQL_STRING_PEER),
     "verilog": Workload("verilog", SHARED / "grammars" / "lark-1.3.1-sdist" / "verilog.lark", _verilog,
                         notes=(f"netlists up to {VERILOG_MAX_BYTES} bytes that lark (LALR) parses",),
-                        # a C comment without the lookahead (the classic form; test_workloads checks equality)
+                        # a C comment without the lookahead (the classic form)
                         peer_rewrites=((r"/\/\*(\*(?!\/)|[^*])*\*\//", VERILOG_COMMENT_PEER),
                                        *ESCAPED_STRING_PEER)),
 }

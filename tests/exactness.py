@@ -33,7 +33,7 @@ from pathlib import Path
 
 from lark import Lark
 
-from bench.workloads import ESCAPED_STRING_PEER, WORKLOADS, inline_common_imports, strip_priorities
+from devtools.peer_grammar import ESCAPED_STRING_PEER, SQL_STRING_PEER, inline_common_imports, strip_priorities
 from devtools.data import (
     CACHE_DIR,
     DataUnavailable,
@@ -128,7 +128,7 @@ CASES = [
     GrammarCase("csv", lambda: corpus_path("grammars/lark-1.3.1-sdist/composition/csv.lark"),
                 lambda: [(f"csv{i}", d.decode()) for i, d in enumerate(csv_documents())], {"parser": "earley"}),
     GrammarCase("sql", lambda: syncode_grammar("sql.lark"), lambda: _spider(), {"parser": "lalr"},
-                peer_rewrites=WORKLOADS["sql"].peer_rewrites),
+                peer_rewrites=SQL_STRING_PEER),
     GrammarCase("python-eval", lambda: LARK_GRAMMARS / "python.lark",
                 lambda: [(f"expr{i}", e.decode()) for i, e in enumerate(stdlib_expressions(300))],
                 {"parser": "lalr"}, start="eval_input"),

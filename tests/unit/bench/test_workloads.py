@@ -1,4 +1,4 @@
-"""bench.workloads: the inlined peer grammars keep the language (judge: lark), document selection."""
+"""bench.workloads and devtools.peer_grammar: the peer grammars keep the language (judge: lark), document selection."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import pytest
 
 from bench.__main__ import subset
 from bench.errors import BenchError
-from bench.workloads import SHARED, SYNCODE_SQL, inline_common_imports, workload
+from bench.workloads import SHARED, SYNCODE_SQL, workload
+from devtools.peer_grammar import PeerGrammarError, inline_common_imports
 from tests.support.lark_judge import lark_parses
 
 needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/corpora absent")
@@ -28,12 +29,12 @@ def test_inlined_grammar_parses_like_the_original() -> None:
 
 
 def test_renamed_import_is_an_error() -> None:
-    with pytest.raises(BenchError, match="renaming imports"):
+    with pytest.raises(PeerGrammarError, match="renaming imports"):
         inline_common_imports("start: N\n%import common.INT -> N\n", "g.lark")
 
 
 def test_unknown_import_is_an_error() -> None:
-    with pytest.raises(BenchError, match="not in lark's common.lark"):
+    with pytest.raises(PeerGrammarError, match="not in lark's common.lark"):
         inline_common_imports("start: X\n%import common.NOPE\n", "g.lark")
 
 
@@ -64,6 +65,15 @@ def test_json_documents_are_json_and_accepted_by_the_grammar() -> None:
         assert lark_accepts(parser, d.text.decode()), d.doc_id
 
 
+def test_peer_lark_reports_a_grammar_it_cannot_rewrite_as_a_bench_error(tmp_path) -> None:
+    from bench.workloads import Workload
+
+    grammar = tmp_path / "renamed.lark"
+    grammar.write_text("start: N\n%import common.INT -> N\n")
+    with pytest.raises(BenchError, match="renamed.lark: .*renaming imports"):
+        Workload("renamed", grammar, list).peer_lark()
+
+
 def test_unknown_workload_lists_known() -> None:
     with pytest.raises(BenchError, match="known: json, sql, verilog"):
         workload("yaml")
@@ -81,7 +91,7 @@ def test_verilog_comment_rewrite_is_the_same_language() -> None:
     import itertools
     import re
 
-    from bench.workloads import VERILOG_COMMENT_PEER
+    from devtools.peer_grammar import VERILOG_COMMENT_PEER
 
     original = re.compile(r"\/\*(\*(?!\/)|[^*])*\*\/")
     rewritten = re.compile(VERILOG_COMMENT_PEER[1:-1])
@@ -92,7 +102,7 @@ def test_verilog_comment_rewrite_is_the_same_language() -> None:
 
 
 def test_strip_priorities_keeps_everything_else() -> None:
-    from bench.workloads import strip_priorities
+    from devtools.peer_grammar import strip_priorities
 
     text = 'start: a.2 | B\n?a.1: "x"\nB.-3: "y"\nC: "k.2:"\n'
     assert strip_priorities(text) == 'start: a.2 | B\n?a: "x"\nB: "y"\nC: "k.2:"\n'
@@ -110,7 +120,7 @@ def test_escaped_string_rewrite_is_the_lexeme_lark_would_cut() -> None:
     import itertools
     import re
 
-    from bench.workloads import ESCAPED_STRING_REGEX
+    from devtools.peer_grammar import ESCAPED_STRING_REGEX
 
     larks = re.compile(lark.Lark("start: ESCAPED_STRING\n%import common.ESCAPED_STRING\n")
                        .get_terminal("ESCAPED_STRING").pattern.to_regexp())
