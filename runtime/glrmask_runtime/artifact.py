@@ -46,7 +46,8 @@ class Artifact:
         self._token_offsets = s["vocab.token_offsets"]
         self._token_data = s["vocab.token_data"]
         _validate_tables(self)
-        self.recognizer = Recognizer(self.lexer, self.lr)
+        # Error messages name terminals as the grammar wrote them ('"}"', 'STRING'), not by number.
+        self.recognizer = Recognizer(self.lexer, self.lr, self.terminal_names)
         self.n_dwa_states = int(s["dwa.default"].shape[0])
         eager = self.n_dwa_states <= EAGER_DWA_STATES
         self.dwa_edges = _CSRDicts(s["dwa.edge_offsets"], s["dwa.edge_labels"], s["dwa.edge_targets"], eager)
@@ -78,9 +79,19 @@ class Artifact:
         try:
             int(self.metadata["tokenizer"]["vocab_size"])
             [int(t) for t in self.metadata["tokenizer"]["eos_ids"]]
-            int(self.metadata["parser"]["n_terminals"])
+            n_terminals = int(self.metadata["parser"]["n_terminals"])
         except (KeyError, TypeError, ValueError) as err:
             raise ArtifactError(self.path, f"metadata field missing or malformed: {err}") from None
+        # grammar.terminals: the display names by terminal id (END, the last id, has none). Optional:
+        # without it messages say "terminal 7".
+        grammar = self.metadata.get("grammar")
+        names = grammar.get("terminals") if isinstance(grammar, dict) else None
+        if names is not None and not (isinstance(names, list) and len(names) == n_terminals - 1
+                                      and all(isinstance(name, str) for name in names)):
+            raise ArtifactError(self.path, "metadata grammar.terminals must list one name per terminal",
+                                f"{n_terminals - 1} strings", names if not isinstance(names, list) else
+                                f"{len(names)} items")
+        self.terminal_names: tuple[str, ...] | None = tuple(names) if names is not None else None
 
     def token_bytes(self, token_id: int) -> bytes:
         return self._token_data[self._token_offsets[token_id]:self._token_offsets[token_id + 1]].tobytes()
