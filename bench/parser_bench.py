@@ -14,14 +14,14 @@ from pathlib import Path
 import lark
 
 from bench.workloads import syncode_sql_grammar
-
+from devtools.flat_stack_effects import build_stack_effects
 from glrmask_cli.check import load_checker
 from glrmask_cli.errors import LimitExceeded
 from glrmask_cli.grammar import load_grammar
 from glrmask_cli.parser.cfg import build_cfg
 from glrmask_cli.parser.lr import build_lr
 from glrmask_cli.parser.normalize import normalize
-from glrmask_cli.parser.stack_effects import build_effect_graphs, build_stack_effects
+from glrmask_cli.parser.stack_effects import build_effect_graphs
 
 REPO = Path(__file__).resolve().parent.parent
 CORPORA = REPO.parent / "shared" / "corpora"

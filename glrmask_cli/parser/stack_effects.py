@@ -5,10 +5,10 @@ The LR automaton runs symbolically for terminal t over an unknown stack: the top
 positions (ANY if never looked at), and the exposed old position is read for the goto (branching over
 the states with that goto which can lie there below the nearest read state: stacks are LR paths). Every conflict
 branches. An effect ends with the shift of t, or ACCEPT for END. Applying an effect to a stack that
-matches `reads` removes the len(reads) - 1 topmost states and pushes `writes`. Exploration is bounded
-per terminal by `max_configs` and MAX_READ_DEPTH (LimitExceeded: un-normalized input, e.g. right
-recursion, would not terminate). Deep operator-precedence chains (sql.lark, python.lark) give millions
-of flat effects per terminal: `build_effect_graphs` returns the same effects as a shared DAG instead.
+matches `reads` removes the len(reads) - 1 topmost states and pushes `writes`. Deep operator-precedence
+chains (sql.lark, python.lark) give millions of effects per terminal, so `build_effect_graphs` returns
+each terminal's effects as one shared DAG, its size bounded by `max_nodes` (LimitExceeded). The flat
+list of effects, the graphs' oracle in tests, is devtools/flat_stack_effects.py.
 """
 
 from __future__ import annotations
@@ -42,29 +42,13 @@ class StackEffect:
         return tuple(reversed(self.writes)) + stack[len(self.reads) - 1:]
 
 
-@dataclass(frozen=True)
-class StackEffects:
-    by_terminal: tuple[tuple[StackEffect, ...], ...]  # index = terminal id (END: effects reaching ACCEPT, writes=())
-    max_read_depth: int
-
-
-def build_stack_effects(tables: LRTables, max_configs: int = DEFAULT_MAX_CONFIGS) -> StackEffects:
-    """Every terminal's stack effects, sorted and deduplicated."""
-    explorer = _Explorer(tables, max_configs)
-    by_terminal = tuple(tuple(sorted(explorer.effects_of(t))) for t in range(tables.n_terminals))
-    depth = max((len(e.reads) for effects in by_terminal for e in effects), default=0)
-    return StackEffects(by_terminal, depth)
-
-
 class _Explorer:
     """Symbolic LR runs. A configuration is (reads, popped, writes): reads of old positions so far
     (top first), how many old positions are popped, and the states written above them."""
 
-    def __init__(self, tables: LRTables, max_configs: int) -> None:
+    def __init__(self, tables: LRTables) -> None:
         self.n_t = tables.n_terminals
         self.end = self.n_t - 1
-        self.max_configs = max_configs
-        self.explored = 0
         lhs, length = tables.rule_lhs.tolist(), tables.rule_len.tolist()
         offsets, actions = tables.action_offsets.tolist(), tables.actions.tolist()
         self.cells: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
@@ -92,38 +76,6 @@ class _Explorer:
                 if target >= 0:
                     self.pred[target].add(state)
         self._below_cache: dict[tuple[int, int], frozenset[int]] = {}
-
-    def effects_of(self, t: int) -> set[StackEffect]:
-        readers = sorted(state for state, term in self.cells if term == t)
-        effects: set[StackEffect] = set()
-        seen: set[tuple] = set()
-        self.explored = 0
-        todo = [((p,), 0, ()) for p in reversed(readers)]
-        while todo:
-            config = todo.pop()
-            if config in seen:
-                continue
-            seen.add(config)
-            self.explored += 1
-            if self.explored > self.max_configs:
-                raise LimitExceeded("max_configs", self.max_configs, "stack effects",
-                                    f"terminal {t}'s reductions branch into too many stack effects")
-            if len(config[0]) > MAX_READ_DEPTH:
-                raise LimitExceeded("max_read_depth", MAX_READ_DEPTH, "stack effects",
-                                    "reductions do not terminate: is the grammar normalized (no right recursion)?")
-            self._step(config, t, effects, todo)
-        return effects
-
-    def _step(self, config: tuple, t: int, effects: set[StackEffect], todo: list) -> None:
-        reads, popped, writes = config
-        top = writes[-1] if writes else reads[popped]
-        for kind, arg, length in self.cells.get((top, t), ()):
-            if kind == SHIFT:
-                effects.add(StackEffect(reads, writes + (arg,)))
-            elif kind == ACCEPT:
-                effects.add(StackEffect(reads, ()))
-            else:
-                todo.extend(self._reduce(reads, popped, writes, arg, length, t))
 
     def _reduce(self, reads: tuple, popped: int, writes: tuple, nt: int, length: int, t: int) -> list:
         from_writes = min(length, len(writes))
@@ -182,8 +134,8 @@ class EffectGraph:
 
 
 def build_effect_graphs(tables: LRTables, max_nodes: int = DEFAULT_MAX_CONFIGS) -> tuple[EffectGraph, ...]:
-    """Every terminal's effects as an `EffectGraph` (same effects as `build_stack_effects`, shared)."""
-    explorer = _Explorer(tables, max_nodes)
+    """Every terminal's effects as an `EffectGraph`."""
+    explorer = _Explorer(tables)
     shared: dict = {}     # one object per distinct edge, edge list and writes: deep graphs repeat them
     return tuple(_graph_of(explorer, t, max_nodes, shared) for t in range(tables.n_terminals))
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from devtools.flat_stack_effects import build_stack_effects
 from glrmask_cli.errors import LimitExceeded
 from glrmask_cli.parser.lr import build_lr_tables
-from glrmask_cli.parser.stack_effects import ANY, StackEffect, build_effect_graphs, build_stack_effects
+from glrmask_cli.parser.stack_effects import ANY, StackEffect, build_effect_graphs
 from glrmask_runtime.glr import GLRParser, GSSNode, iter_paths
 from tests.unit.parser.cfg_text import as_normalized, cfg_from_text, sentences_and_mutations
 
