@@ -14,15 +14,11 @@ import time
 from pathlib import Path
 
 import numpy as np
+import worker_common as wc
 
 import glrmask_runtime
-import worker_common as wc
+from glrmask_runtime import load as load_artifact
 from glrmask_runtime.errors import TokenRejected
-
-try:
-    from glrmask_runtime import load as load_artifact
-except ImportError:  # the package root re-exports `load` at integration time
-    from glrmask_runtime.artifact import load as load_artifact
 
 
 def _artifact_path(job: dict) -> Path:
