@@ -7,6 +7,7 @@ import pytest
 from devtools.flat_stack_effects import build_stack_effects
 from glrmask_cli.errors import LimitExceeded
 from glrmask_cli.parser.lr import build_lr_tables
+from glrmask_cli.parser.normalize import normalize
 from glrmask_cli.parser.stack_effects import ANY, StackEffect, build_effect_graphs
 from glrmask_runtime.glr import GLRParser, GSSNode, iter_paths
 from tests.unit.parser.cfg_text import as_normalized, cfg_from_text, sentences_and_mutations
@@ -17,20 +18,12 @@ LEFT_RECURSIVE = {
     "unit_chain": "s: a | s ; a\na: b\nb: c\nc: N | ( s )",
     "reduce_reduce": "s: x c | y c | s x\nx: a | a a\ny: a",
 }
-# these need the normalizer (right recursion / ambiguity); skipped until it exists
+# these need the normalizer (right recursion / ambiguity)
 NEEDS_NORMALIZE = {
     "ambiguous": "e: e + e | e * e | N",
     "right_recursive": "s: a s | a",
     "dangling_else": "s: i s | i s l s | o",
 }
-
-
-def _normalizer():
-    try:
-        from glrmask_cli.parser.normalize import normalize
-    except ImportError:
-        return None
-    return normalize
 
 
 def _linear(path: tuple[int, ...]) -> tuple[GSSNode, ...]:
@@ -81,9 +74,6 @@ def test_effects_equal_glr_on_reachable_stacks(name):
 
 @pytest.mark.parametrize("name", sorted(NEEDS_NORMALIZE))
 def test_effects_equal_glr_after_normalization(name):
-    normalize = _normalizer()
-    if normalize is None:
-        pytest.skip("glrmask_cli.parser.normalize is not there yet")
     grammar = normalize(cfg_from_text(NEEDS_NORMALIZE[name]))
     _check(grammar.cfg, grammar)
 
