@@ -11,9 +11,9 @@ import os
 from collections.abc import Mapping
 
 import numpy as np
-from glrmask_runtime.format import encode_container
 
 from glrmask_cli.output import write_output
+from glrmask_runtime.format import encode_container
 
 
 def write_artifact(path: str | os.PathLike[str], metadata: dict, sections: Mapping[str, np.ndarray]) -> int:

@@ -11,15 +11,14 @@ import os
 from dataclasses import dataclass
 from typing import Sequence
 
-from glrmask_runtime.errors import GLRMaskError, InputRejected
-from glrmask_runtime.recognizer import Recognizer
-from glrmask_runtime.tables import START
-
 from glrmask_cli.grammar import GrammarSpec, load_grammar
 from glrmask_cli.lexer.scanner import build_lexer
 from glrmask_cli.parser.cfg import build_cfg
 from glrmask_cli.parser.lr import build_lr_tables
 from glrmask_cli.parser.normalize import normalize
+from glrmask_runtime.errors import GLRMaskError, InputRejected
+from glrmask_runtime.recognizer import Recognizer
+from glrmask_runtime.tables import START
 
 MAX_EXPECTED_SHOWN = 8
 

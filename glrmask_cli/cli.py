@@ -14,9 +14,9 @@ import sys
 import traceback
 
 import click
-from glrmask_runtime.errors import GLRMaskError
 
 from glrmask_cli import __version__
+from glrmask_runtime.errors import GLRMaskError
 
 EXIT_USER_ERROR = 1
 EXIT_INTERNAL_ERROR = 3
@@ -152,7 +152,6 @@ def inspect_command(artifact, as_json, prefix, dot) -> None:
     import json
 
     import glrmask_runtime
-
     from glrmask_cli import dot as dot_module
     from glrmask_cli import report
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 import numpy as np
+
 from glrmask_runtime.artifact import Artifact
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
+
 from glrmask_runtime.tables import DEAD, END_OF_INPUT, START, LexerTables
 
 NO_OUTCOME = -1

@@ -204,10 +204,10 @@ def _expand(trans_by_class: np.ndarray, close_by_rep: np.ndarray, reps: np.ndarr
 def trim(dfa: ByteDFA) -> ByteDFA:
     """Send states from which no match is reachable to DEAD (so live state = viable terminal)."""
     n = dfa.trans.shape[0]
-    alive = dfa.close.any(axis=1)
+    alive = np.asarray(dfa.close.any(axis=1))
     alive[DEAD] = False
     while True:
-        reach = alive | (alive[dfa.trans].any(axis=1))
+        reach = alive | np.asarray(alive[dfa.trans].any(axis=1))
         reach[DEAD] = False
         if (reach == alive).all():
             break

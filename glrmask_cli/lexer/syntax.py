@@ -185,7 +185,8 @@ def width(node) -> tuple[int, int | None]:
     if isinstance(node, Look):
         return (0, 0)
     if isinstance(node, Seq):
-        lo, hi = 0, 0
+        lo = 0
+        hi: int | None = 0
         for item in node.items:
             a, b = width(item)
             lo += a
@@ -194,12 +195,12 @@ def width(node) -> tuple[int, int | None]:
     if isinstance(node, Alt):
         ws = [width(i) for i in node.items]
         his = [b for _, b in ws]
-        return min(a for a, _ in ws), None if None in his else max(his)
+        return min(a for a, _ in ws), None if None in his else max(b for b in his if b is not None)
     a, b = width(node.item)
-    hi = None if node.max is None or b is None else b * node.max
+    repeated = None if node.max is None or b is None else b * node.max
     if node.max is None and b == 0:
-        hi = 0
-    return a * node.min, hi
+        repeated = 0
+    return a * node.min, repeated
 
 
 def has_lazy(node) -> bool:

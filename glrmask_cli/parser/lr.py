@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
-from glrmask_runtime.tables import ACCEPT, REDUCE, SHIFT, LRTables, pack_action, unpack_action
 
 from glrmask_cli.parser.cfg import CFG
+from glrmask_runtime.tables import ACCEPT, REDUCE, SHIFT, LRTables, pack_action, unpack_action
 
 
 @dataclass(frozen=True)
@@ -135,7 +135,7 @@ class _LR1:
 
     def _build(self) -> None:
         start_kernel = ((len(self.cfg.rules), 0, 1 << self.cfg.end),)
-        index = {start_kernel: 0}
+        index: dict[tuple[tuple[int, int, int], ...], int] = {start_kernel: 0}
         self.kernels.append(start_kernel)
         state = 0
         while state < len(self.kernels):

@@ -101,6 +101,19 @@ def _subsets(nfa: ReadNFA, max_states: int = MAX_DWA_STATES) -> _Subsets:
     keys = [key_of_root]
     result = _Subsets([], [], [], [])
     moves: dict[frozenset[int], _Moves] = {}
+
+    def target(subset: frozenset[int], cumulative: int) -> int:
+        key = (subset, cumulative)
+        state = index.get(key)
+        if state is None:
+            state = index[key] = len(keys)
+            keys.append(key)
+            if len(keys) > max_states:
+                raise LimitExceeded("max_dwa_states", max_states, "parser DWA determinization",
+                                    "the exact Parser DWA of this grammar is too large (known for deep "
+                                    "operator-precedence grammars, see docs/ARCHITECTURE.md 'Known limits')")
+        return state
+
     head = 0
     while head < len(keys):
         members, cumulative = keys[head]
@@ -108,22 +121,10 @@ def _subsets(nfa: ReadNFA, max_states: int = MAX_DWA_STATES) -> _Subsets:
         step = moves.get(members)
         if step is None:
             step = moves[members] = _moves(nfa, closure, members)
-
-        def target(subset: frozenset[int], accepted: int) -> int:
-            key = (subset, cumulative | accepted)
-            state = index.get(key)
-            if state is None:
-                state = index[key] = len(keys)
-                keys.append(key)
-                if len(keys) > max_states:
-                    raise LimitExceeded("max_dwa_states", max_states, "parser DWA determinization",
-                                        "the exact Parser DWA of this grammar is too large (known for deep "
-                                        "operator-precedence grammars, see docs/ARCHITECTURE.md 'Known limits')")
-            return state
-
         result.moves.append(step)
-        result.targets.append([target(subset, accepted) for subset, accepted in step.targets])
-        result.default.append(target(*step.otherwise) if step.otherwise is not None else NO_STATE)
+        result.targets.append([target(subset, cumulative | accepted) for subset, accepted in step.targets])
+        result.default.append(target(step.otherwise[0], cumulative | step.otherwise[1])
+                              if step.otherwise is not None else NO_STATE)
     result.outcomes = [acc for _, acc in keys]
     return result
 
@@ -239,7 +240,7 @@ class StatePool:
         return ParserDWA(edges, default, outcomes, tuple(new_id[root] for root in roots))
 
 
-def _targets(edges: Iterable[tuple[int, int]], default: int) -> list[int]:
+def _targets(edges: list[list[int]], default: int) -> list[int]:
     out = [t for _, t in sorted(edges)]
     if default != NO_STATE:
         out.append(default)

@@ -17,14 +17,14 @@ from dataclasses import dataclass
 from typing import Callable, Literal, Sequence
 
 import numpy as np
-from glrmask_runtime.tables import LexerTables, LRTables
 
 from glrmask_cli.errors import LimitExceeded
 from glrmask_cli.parser.stack_effects import EffectGraph
 from glrmask_cli.parser_dwa.determinize import MAX_DWA_STATES, ParserDWA, Part, StatePool
 from glrmask_cli.parser_dwa.groups import Group, by_first_lexeme, split, walk_roots, whole
-from glrmask_cli.parser_dwa.splice import MAX_NFA_NODES, build_read_nfa, index_effects
+from glrmask_cli.parser_dwa.splice import MAX_NFA_NODES, EffectIndex, build_read_nfa, index_effects
 from glrmask_cli.terminal_dwa import TerminalDWA
+from glrmask_runtime.tables import LexerTables, LRTables
 
 Layout = Literal["auto", "one", "runtime-close", "grouped"]
 AUTO_ORDER: tuple[Layout, ...] = ("one", "runtime-close", "grouped")
@@ -56,10 +56,7 @@ def build_parser_dwa(terminal_dwa: Callable[[bool], TerminalDWA], lexer: LexerTa
         tdwa = terminal_dwa(name != "one")
         last = name == tried[-1]
         pool = StatePool()      # the groups' states, shared; one automaton at the end
-
-        def group_dwa(tdwa: TerminalDWA, group: Group, budget: int, max_states: int = MAX_DWA_STATES) -> Part:
-            return pool.add_group(build_read_nfa(tdwa, term_sets, effects, has_action, ignored, lr.end_terminal,
-                                                 group, budget, index), max_states)
+        group_dwa = _group_builder(pool, term_sets, effects, has_action, ignored, lr.end_terminal, index)
 
         try:
             if name == "grouped":
@@ -76,6 +73,16 @@ def build_parser_dwa(terminal_dwa: Callable[[bool], TerminalDWA], lexer: LexerTa
         return ParserDWABuild(name, tdwa, dwa, tuple(groups),
                               walk_roots(dwa, groups, tdwa, term_sets, ignored, has_action))
     raise AssertionError("unreachable: the last layout either returns or raises")
+
+
+def _group_builder(pool: StatePool, term_sets: list[tuple[int, ...]], effects: Sequence[EffectGraph],
+                   has_action: np.ndarray, ignored: frozenset[int], end_terminal: int,
+                   index: EffectIndex) -> Callable[..., Part]:
+    """`group_dwa(tdwa, group, budget, max_states)`: one group's read NFA, determinized into `pool`."""
+    def group_dwa(tdwa: TerminalDWA, group: Group, budget: int, max_states: int = MAX_DWA_STATES) -> Part:
+        return pool.add_group(build_read_nfa(tdwa, term_sets, effects, has_action, ignored, end_terminal,
+                                             group, budget, index), max_states)
+    return group_dwa
 
 
 def _merge_small(tdwa: TerminalDWA, groups: list[Group], parts: list[Part],
