@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from glrmask_cli.errors import LimitExceeded
 from glrmask_cli.parser.stack_effects import ANY
 from glrmask_cli.parser_dwa.determinize import NO_STATE, StatePool, determinize
-from tests.unit.parser_dwa.dwa_walk import walk
+from tests.support.dwa_walk import walk
 from glrmask_cli.parser_dwa.read_nfa import ReadNFA
 
 LABELS = [0, 1, 2, 3]
