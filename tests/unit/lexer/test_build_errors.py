@@ -123,7 +123,7 @@ def test_tables_identical_across_hash_seeds():
     import os
     import subprocess
     import sys
-    code = ("import hashlib\nfrom tests.unit.lexer.corpus import lark_terminal_specs, LARK_GRAMMARS\n"
+    code = ("import hashlib\nfrom tests.support.lexer_corpus import lark_terminal_specs, LARK_GRAMMARS\n"
             "from glrmask_cli.lexer import build_lexer\n"
             "specs, ignore = lark_terminal_specs(LARK_GRAMMARS + '/lark.lark')\n"
             "t = build_lexer(specs, ignore).tables\nh = hashlib.sha256()\n"

@@ -18,7 +18,7 @@ from glrmask_cli.errors import UnsupportedFeature
 from glrmask_cli.lexer.dfa import EOF, START
 from glrmask_cli.lexer.scanner import build_terminal_dfa
 from glrmask_cli.lexer.syntax import has_lazy, parse_pattern
-from tests.unit.lexer.corpus import corpus_grammar_paths, lark_terminal_specs
+from tests.support.lexer_corpus import corpus_grammar_paths, lark_terminal_specs
 
 N_STRINGS = int(os.environ.get("GLRMASK_TEST_EXAMPLES", "100")) * 3
 EXTRA_CHARS = " \t\n\r\"'\\/*#.-+_0123456789eExXabzAZ\u00e9\u0131\u212a\u0660\u00a0\u3000\U0001F600"
