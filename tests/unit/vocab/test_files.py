@@ -8,9 +8,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from glrmask_cli.vocab.formats import DEFAULT_EOS_NAMES
-from tests.unit.vocab.conftest import (
+from tests.support.vocab_files import (
     ALL_FILES,
     ROUND_TRIP_TEXTS,
+    assert_same_as_tiktoken,
     file_vocabulary,
     hf_judge,
     openai_file,
@@ -21,25 +22,6 @@ from tests.unit.vocab.conftest import (
 JSON_FILES = [f for f in ALL_FILES if f.endswith(".json")]
 OPENAI_FILES = {"r50k_base.tiktoken": "r50k_base", "cl100k_base.tiktoken": "cl100k_base",
                 "o200k_base.tiktoken.gz": "o200k_base"}
-
-
-def assert_same_as_tiktoken(vocab, encoding) -> None:
-    """Size, special names, EOS, unused ids and every token's bytes equal tiktoken's Encoding."""
-    assert vocab.size == encoding.n_vocab
-    names = {encoding.encode_single_token(n): n for n in encoding.special_tokens_set}
-    assert dict(vocab.special_names) == names
-    assert vocab.eos_ids == (encoding.eot_token,)
-    unused = set()
-    for token_id in range(encoding.n_vocab):
-        if token_id in names:
-            continue
-        try:
-            expected = encoding.decode_single_token_bytes(token_id)
-        except KeyError:
-            unused.add(token_id)
-            expected = b""
-        assert vocab.token_bytes[token_id] == expected, token_id
-    assert vocab.special_ids == frozenset(names) | unused
 
 
 @pytest.mark.parametrize("filename", sorted(OPENAI_FILES))

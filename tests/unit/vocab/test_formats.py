@@ -11,7 +11,7 @@ import tokenizers
 
 from glrmask_cli.vocab import load_vocabulary
 from glrmask_cli.vocab.formats import byte_level_pieces_to_bytes, parse_tiktoken, sentencepiece_piece_to_bytes
-from tests.unit.vocab.conftest import ROUND_TRIP_TEXTS
+from tests.support.vocab_files import ROUND_TRIP_TEXTS
 
 
 def test_byte_level_alphabet_is_the_libraries():

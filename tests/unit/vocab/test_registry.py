@@ -13,8 +13,7 @@ from click.testing import CliRunner
 from devtools.data import copy_to
 from glrmask_cli.errors import TokenizerError
 from glrmask_cli.vocab import describe_tokenizers, load_vocabulary, registry
-from tests.unit.vocab.conftest import file_vocabulary, openai_file, pinned_path, tiktoken_judge
-from tests.unit.vocab.test_files import assert_same_as_tiktoken
+from tests.support.vocab_files import assert_same_as_tiktoken, file_vocabulary, openai_file, pinned_path, tiktoken_judge
 
 
 @pytest.fixture

@@ -1,4 +1,6 @@
-"""Vocabulary test fixtures: pinned tokenizer files, loaded once per session, and their judges."""
+"""Vocabulary test helpers: pinned tokenizer files (loaded once per session), their judges (tiktoken's and
+the `tokenizers` library's own encoders), the texts every encoder must round-trip, and a comparison
+of a Vocabulary with a tiktoken Encoding."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from unittest import mock
 
 import pytest
 
-from devtools.data import PINNED, tokenizer_file
+from devtools.data import CACHE_DIR, PINNED, tokenizer_file
 from glrmask_cli.vocab import Vocabulary, load_vocabulary
 
 # Texts every encoder must round-trip byte for byte (issue 2: ASCII, accented, CJK, emoji, code, whitespace).
@@ -50,8 +52,7 @@ def openai_file(name: str) -> Path:
 
 @functools.lru_cache(maxsize=None)
 def _gunzipped(path: str) -> Path:
-    target = Path(path).with_suffix("")
-    target = Path(__file__).resolve().parents[3] / ".cache" / "test-data" / target.name
+    target = CACHE_DIR / Path(path).with_suffix("").name
     if not target.is_file():
         target.parent.mkdir(parents=True, exist_ok=True)
         partial = target.with_suffix(".part")
@@ -95,3 +96,22 @@ def hf_judge(filename: str):
 
 
 ALL_FILES = sorted(PINNED)
+
+
+def assert_same_as_tiktoken(vocab: Vocabulary, encoding) -> None:
+    """Size, special names, EOS, unused ids and every token's bytes equal tiktoken's Encoding."""
+    assert vocab.size == encoding.n_vocab
+    names = {encoding.encode_single_token(n): n for n in encoding.special_tokens_set}
+    assert dict(vocab.special_names) == names
+    assert vocab.eos_ids == (encoding.eot_token,)
+    unused = set()
+    for token_id in range(encoding.n_vocab):
+        if token_id in names:
+            continue
+        try:
+            expected = encoding.decode_single_token_bytes(token_id)
+        except KeyError:
+            unused.add(token_id)
+            expected = b""
+        assert vocab.token_bytes[token_id] == expected, token_id
+    assert vocab.special_ids == frozenset(names) | unused
