@@ -15,8 +15,8 @@ import pytest
 from lark import Lark
 
 from devtools.data import corpus_path, tokenizer_file
+from devtools.lark_judge import lark_parses
 from tests.support.builds import JSON_GRAMMAR, built
-from tests.support.lark_judge import lark_parses
 
 SUITE = Path(__file__).resolve().parents[1] / "data" / "JSONTestSuite" / "test_parsing"
 

@@ -12,9 +12,9 @@ import pytest
 from lark import Lark
 
 from devtools.data import tokenizer_file
+from devtools.lark_judge import lark_parses
 from glrmask_cli.check import load_checker
 from tests.exactness import CASES, run_cell
-from tests.support.lark_judge import lark_parses
 from tests.support.stress import STRESS
 
 TARGETS = ("unsound_steps", "valid_rejected", "invalid_accepted", "mask_mismatches", "dead_ends",
@@ -74,7 +74,7 @@ LLGUIDANCE_JSON_CLASSES = {"ours_only@start", "ours_only@complete", "ours_only@c
 
 @pytest.mark.parametrize("tokenizer", ["gpt2", "cl100k_base.tiktoken"])
 def test_llguidance_disagreements_on_json_are_the_documented_classes_and_lark_sides_with_us(tokenizer):
-    from tests.support import llguidance_oracle
+    from devtools import llguidance_oracle
     from tests.support.builds import built
 
     case = _case("json")

@@ -27,9 +27,9 @@ from devtools.data import (
     sympy_latex_grammar,
     syncode_grammar,
 )
+from devtools.lark_judge import lark_parses
 from glrmask_cli.check import Checker, load_checker
 from glrmask_cli.parser.cfg import build_cfg
-from tests.support.lark_judge import lark_parses
 from tests.support.stress import STRESS, stdlib_expressions, stress_sentences
 
 SUITE = REPO_ROOT / "tests" / "data" / "JSONTestSuite"

@@ -10,8 +10,8 @@ import pytest
 from bench.__main__ import subset
 from bench.errors import BenchError
 from bench.workloads import SHARED, SYNCODE_SQL, workload
+from devtools.lark_judge import lark_parses
 from devtools.peer_grammar import PeerGrammarError, inline_common_imports
-from tests.support.lark_judge import lark_parses
 
 needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason="../shared/corpora absent")
 

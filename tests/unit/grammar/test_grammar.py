@@ -10,9 +10,9 @@ import lark
 import pytest
 from lark import Lark
 
+from devtools.lark_judge import EarleyJudge, spec_to_lark
 from glrmask_cli.errors import GrammarSyntaxError, UnsupportedFeature
 from glrmask_cli.grammar import load_grammar, load_grammar_text
-from tests.support.lark_judge import EarleyJudge, spec_to_lark
 
 LARK_GRAMMARS = Path(lark.__file__).parent / "grammars"
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from lark import Lark
 
+from devtools.lark_judge import lark_parses
 from glrmask_cli.grammar import load_grammar
-from tests.support.lark_judge import lark_parses
 
 ROOT = Path(__file__).resolve().parents[3]
 GRAMMAR = ROOT / "grammars" / "json.lark"

@@ -19,11 +19,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from devtools.lark_judge import EarleyJudge, mutations, random_sentence
 from glrmask_cli.errors import LimitExceeded, NormalizationError
 from glrmask_cli.grammar import load_grammar, load_grammar_text
 from glrmask_cli.parser.cfg import CFG, Rule, build_cfg
 from glrmask_cli.parser.normalize import check_normalized, normalize, rules_by_name
-from tests.support.lark_judge import EarleyJudge, mutations, random_sentence
 
 ROOT = Path(__file__).resolve().parents[3]
 LARK_GRAMMARS = Path(lark.__file__).parent / "grammars"

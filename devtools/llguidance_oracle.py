@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-VENV_PYTHON = Path(__file__).resolve().parents[2] / ".cache" / "bench" / "llguidance" / "bin" / "python"
+VENV_PYTHON = Path(__file__).resolve().parents[1] / ".cache" / "bench" / "llguidance" / "bin" / "python"
 # GPT-2's pre-tokenizer pattern: llguidance wants one, but it only splits text it encodes itself
 PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 MASK, DONE, REJECTED, GRAMMAR_ERROR = b"M", b"E", b"X", b"G"

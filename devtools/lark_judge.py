@@ -1,4 +1,4 @@
-"""Test-only: lark's Earley parser as an independent judge of grammars GLRMask derived.
+"""lark as an independent judge: of documents, of grammars GLRMask derived, of lexeme sequences.
 
 `spec_to_lark` writes a GrammarSpec back as Lark text (same terminal names, patterns, priorities);
 `cfg_to_lark` writes a CFG over one-character terminals so that terminal *sequences* can be judged;
