@@ -4,14 +4,14 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PYTEST := $(PY) -m pytest
 
-.PHONY: setup test test-full bench artifacts exactness exactness-quick clean
+.PHONY: setup test test-full lint bench artifacts exactness exactness-quick clean
 
 setup: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml runtime/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ./runtime -e '.[test]'
+	$(PY) -m pip install --quiet -e ./runtime -e '.[test,lint]'
 	touch $@
 
 test: setup
@@ -19,6 +19,10 @@ test: setup
 
 test-full: setup
 	$(PYTEST) -q -m ''
+
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/mypy
 
 bench: setup
 	$(PY) -m bench
