@@ -9,7 +9,7 @@ untouched rest of the old stack (top last). What was read before does not change
 next, so (trie node, W) is an NFA node and the old-stack reads are its labelled edges. A terminal's
 effects come as a shared graph (parser/stack_effects.py `EffectGraph`): its reads first cancel
 against W (a mismatch kills the branch), the rest read the old stack, then its writes replace what
-was read, the deepest read state staying (DESIGN 3a, seed notes "Stack effects").
+was read, the deepest read state staying (docs/ARCHITECTURE.md, "Parser" and "Parser DWA").
 The open lexeme's terminal is not spliced: with canonical LR(1) tables (parser/lr.py) it can be
 consumed iff the top state has an action on it, so its check reads at most the top state.
 """
