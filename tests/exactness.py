@@ -43,14 +43,14 @@ from devtools.data import (
     syncode_grammar,
     tokenizer_file,
 )
+from devtools.documents import csv_documents, maskbench_instances, suite_documents
 from devtools.lark_judge import lark_parses, lexemes_parse
 from devtools.peer_grammar import ESCAPED_STRING_PEER, SQL_STRING_PEER, inline_common_imports, strip_priorities
 from devtools.unsupported import UNSUPPORTED, build_outcome
 from glrmask_cli.grammar import load_grammar_text
 from glrmask_runtime.errors import InputRejected
 from glrmask_runtime.tables import START
-from tests.oracle.test_brute_force import csv_documents, sampled_states
-from tests.oracle.test_documents import maskbench_instances, suite_documents
+from tests.oracle.test_brute_force import sampled_states
 from tests.support.brute_force import TokenTrie, brute_force_mask, random_walk
 from tests.support.builds import JSON_GRAMMAR, LARK_GRAMMARS, REPO_ROOT, built
 from tests.support.stress import STRESS, stdlib_expressions, stress_sentences

@@ -4,36 +4,15 @@ recognizer) at sampled states: document prefixes cut at arbitrary bytes, and ran
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from devtools.data import corpus_path, tokenizer_file
+from devtools.documents import csv_documents, json_documents, lark_documents
 from glrmask_runtime.errors import InputRejected
 from tests.support.brute_force import TokenTrie, brute_force_mask
 from tests.support.builds import JSON_GRAMMAR, LARK_GRAMMARS, built
-
-SUITE = Path(__file__).resolve().parents[1] / "data" / "JSONTestSuite" / "test_parsing"
-
-
-def json_documents() -> list[bytes]:
-    return [p.read_bytes() for p in sorted(SUITE.glob("y_*.json"))]
-
-
-def lark_documents() -> list[bytes]:
-    return [p.read_bytes() for p in sorted(LARK_GRAMMARS.glob("*.lark"))]
-
-
-def csv_documents() -> list[bytes]:
-    """The csv block of lark's composition example (a header and three rows, CRLF as shipped), the
-    same with LF line ends, and the header with each row alone."""
-    folder = corpus_path("grammars/lark-1.3.1-sdist/composition")
-    lines = [line for line in (folder / "combined_csv_and_json.txt").read_bytes().splitlines(keepends=True)
-             if line.strip() and not line.startswith(b"{")]
-    header, rows = lines[0], lines[1:]
-    documents = [b"".join(lines), b"".join(line.rstrip(b"\r\n") + b"\n" for line in lines)]
-    return documents + [header + row for row in rows]
 
 
 def sampled_states(b, documents: list[bytes], n_states: int, seed: int) -> list:

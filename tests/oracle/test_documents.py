@@ -8,17 +8,14 @@ a document lark rejects must be refused at some step or never reach an accepting
 from __future__ import annotations
 
 import functools
-import json
-from pathlib import Path
 
 import pytest
 from lark import Lark
 
-from devtools.data import corpus_path, tokenizer_file
+from devtools.data import tokenizer_file
+from devtools.documents import SUITE, maskbench_instances, suite_documents
 from devtools.lark_judge import lark_parses
 from tests.support.builds import JSON_GRAMMAR, built
-
-SUITE = Path(__file__).resolve().parents[1] / "data" / "JSONTestSuite" / "test_parsing"
 
 
 @functools.lru_cache(maxsize=None)
@@ -28,16 +25,6 @@ def json_judge() -> Lark:
 
 def lark_accepts(text: str) -> bool:
     return lark_parses(json_judge(), text)
-
-
-def suite_documents() -> list[tuple[str, str]]:
-    docs = []
-    for path in sorted(SUITE.glob("*.json")):
-        try:
-            docs.append((path.name, path.read_bytes().decode("utf-8")))
-        except UnicodeDecodeError:
-            continue   # lark reads text; invalid UTF-8 files are covered by the bytes tests
-    return docs
 
 
 def replay(b, text: str) -> tuple[int | None, list[bool]]:
@@ -96,16 +83,6 @@ def test_json_test_suite_other_tokenizers(filename):
     b = built(JSON_GRAMMAR, str(tokenizer_file(filename)))
     for name, text in suite_documents():
         check_document(b, name, text)
-
-
-def maskbench_instances() -> list[tuple[str, str]]:
-    folder = corpus_path("json-schema/maskbench-sample")
-    out = []
-    for path in sorted(folder.glob("*.json")):
-        for i, test in enumerate(json.loads(path.read_text())["tests"]):
-            if test["valid"]:
-                out.append((f"{path.name}#{i}", json.dumps(test["data"], ensure_ascii=False)))
-    return out
 
 
 @pytest.mark.parametrize("tokenizer", ["gpt2", "cl100k_base"])

@@ -14,13 +14,8 @@ import pytest
 import glrmask_runtime
 import glrmask_runtime.artifact
 from devtools.data import corpus_path
-from tests.oracle.test_brute_force import (
-    assert_masks_equal,
-    csv_documents,
-    json_documents,
-    lark_documents,
-    sampled_states,
-)
+from devtools.documents import csv_documents, json_documents, lark_documents
+from tests.oracle.test_brute_force import assert_masks_equal, sampled_states
 from tests.support.builds import JSON_GRAMMAR, LARK_GRAMMARS, Built, built
 
 CASES = {
