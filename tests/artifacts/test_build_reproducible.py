@@ -9,7 +9,7 @@ import sys
 import pytest
 
 import glrmask_runtime
-from tests.support.builds import JSON_GRAMMAR, LARK_GRAMMARS, REPO_ROOT, built
+from devtools.builds import JSON_GRAMMAR, LARK_GRAMMARS, REPO_ROOT, built
 
 
 def build_in_subprocess(out, seed: str, grammar=JSON_GRAMMAR, layout: str = "auto") -> bytes:

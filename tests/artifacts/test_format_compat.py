@@ -1,7 +1,7 @@
 """Artifacts written by earlier compilers keep loading and give the masks today's compiler gives.
 
 Both fixtures are json.lark (grammars/) with the 4,001-token `small-gpt2` vocabulary of
-tests/support/builds.py:
+devtools/builds.py:
 - `json-small-gpt2.format1.glrm`: glrmask 0.1.0 at commit c50abc2 (the first canonical-LR(1) build);
   format 1 is read as one group rooted at state 0 with a dense row table.
 - `json-small-gpt2.format2.glrm`: glrmask 0.1.0 at commit 82a3838, `--layout grouped` (13 group
@@ -20,8 +20,8 @@ import pytest
 
 import glrmask_runtime
 from glrmask_runtime.format import MAGIC, READABLE_VERSIONS
-from tests.support.brute_force import random_walk
-from tests.support.builds import JSON_GRAMMAR, REPO_ROOT, built
+from devtools.brute_force import random_walk
+from devtools.builds import JSON_GRAMMAR, REPO_ROOT, built
 
 FIXTURES = {version: REPO_ROOT / "tests" / "data" / "compat" / f"json-small-gpt2.format{version}.glrm"
             for version in (1, 2)}

@@ -7,7 +7,7 @@ import pytest
 import glrmask_runtime
 from glrmask_cli.pipeline import artifact_metadata, artifact_sections
 from glrmask_runtime.format import encode_container
-from tests.support.builds import JSON_GRAMMAR, built
+from devtools.builds import JSON_GRAMMAR, built
 
 
 @pytest.fixture(scope="module")

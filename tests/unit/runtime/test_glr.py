@@ -14,7 +14,7 @@ from glrmask_runtime.errors import InputRejected
 from glrmask_runtime.glr import GLRParser, GSSNode, iter_paths
 from glrmask_runtime.recognizer import Recognizer
 from glrmask_runtime.tables import ACCEPT, REDUCE, SHIFT, LRTables, unpack_action
-from tests.unit.parser.cfg_text import as_normalized, cfg_from_text, sentences_and_mutations
+from devtools.cfg_text import as_normalized, cfg_from_text, sentences_and_mutations
 
 STRESS = {
     "ambiguous": "e: e + e | e * e | N",

@@ -8,7 +8,7 @@ import pytest
 
 import glrmask_runtime
 from glrmask_runtime.bitmask import bitmask_to_bool
-from tests.support.builds import JSON_GRAMMAR, built
+from devtools.builds import JSON_GRAMMAR, built
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import glrmask_runtime
-from tests.support.builds import JSON_GRAMMAR, built
+from devtools.builds import JSON_GRAMMAR, built
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ import pytest
 from glrmask_cli.pipeline import artifact_sections
 from glrmask_runtime.format import FORMAT_VERSION, READABLE_VERSIONS
 from glrmask_runtime.schema import SECTIONS_BY_VERSION, conform_sections, sections_for
-from tests.support.builds import JSON_GRAMMAR, built
+from devtools.builds import JSON_GRAMMAR, built
 
 
 @pytest.fixture(scope="module")
