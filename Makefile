@@ -28,10 +28,10 @@ bench: setup
 	$(PY) -m bench
 
 exactness: setup
-	$(PY) -m tests.exactness
+	$(PY) -m devtools.exactness
 
 exactness-quick: setup
-	$(PY) -m tests.exactness --quick
+	$(PY) -m devtools.exactness --quick
 
 artifacts: setup
 	$(PY) -m glrmask_cli build grammars/json.lark --tokenizer gpt2 -o artifacts/json.gpt2.glrm

@@ -3,55 +3,13 @@ recognizer) at sampled states: document prefixes cut at arbitrary bytes, and ran
 
 from __future__ import annotations
 
-import random
-
-import numpy as np
 import pytest
 
+from devtools.brute_force import sampled_states
+from devtools.builds import JSON_GRAMMAR, LARK_GRAMMARS, built
 from devtools.data import corpus_path, tokenizer_file
 from devtools.documents import csv_documents, json_documents, lark_documents
-from glrmask_runtime.errors import InputRejected
-from tests.support.brute_force import TokenTrie, brute_force_mask
-from tests.support.builds import JSON_GRAMMAR, LARK_GRAMMARS, built
-
-
-def sampled_states(b, documents: list[bytes], n_states: int, seed: int) -> list:
-    """Matchers at byte prefixes of valid documents, then along seeded random walks."""
-    rng = random.Random(seed)
-    states = []
-    for doc in documents:
-        for cut in sorted({0, len(doc), *(rng.randrange(len(doc) + 1) for _ in range(3))}):
-            matcher = b.artifact.matcher()
-            try:
-                matcher.commit_bytes(doc[:cut])
-            except InputRejected:   # a documented scanner difference (no backtracking): skip
-                continue
-            states.append(matcher)
-    rng.shuffle(states)
-    states = states[: n_states // 2]
-    while len(states) < n_states:
-        matcher = b.artifact.matcher()
-        for _ in range(rng.randrange(1, 12)):
-            allowed = np.flatnonzero(matcher.mask())
-            allowed = allowed[~np.isin(allowed, b.artifact.eos_token_ids)]
-            if not len(allowed):
-                break
-            matcher.commit(int(allowed[rng.randrange(len(allowed))]))
-            states.append(matcher.copy())
-    return states[:n_states]
-
-
-def assert_masks_equal(b, states) -> None:
-    trie = TokenTrie(b.vocab.token_bytes, b.vocab.special_ids)
-    for i, matcher in enumerate(states):
-        expected = brute_force_mask(b.artifact.recognizer, matcher._state, trie, b.artifact.vocab_size,
-                                    b.artifact.eos_token_ids)
-        got = matcher.mask()
-        if not np.array_equal(got, expected):
-            missing = [b.vocab.token_bytes[t] for t in np.flatnonzero(expected & ~got)[:5]]
-            extra = [b.vocab.token_bytes[t] for t in np.flatnonzero(got & ~expected)[:5]]
-            pytest.fail(f"state {i}: DWA mask differs from brute force; missing {missing}, extra {extra}")
-        assert matcher.is_accepting() == bool(expected[list(b.artifact.eos_token_ids)].any())
+from tests.support.masks import assert_masks_equal
 
 
 @pytest.mark.parametrize("grammar, documents, start", [

@@ -12,10 +12,10 @@ import functools
 import pytest
 from lark import Lark
 
+from devtools.builds import JSON_GRAMMAR, built
 from devtools.data import tokenizer_file
 from devtools.documents import SUITE, maskbench_instances, suite_documents
 from devtools.lark_judge import lark_parses
-from tests.support.builds import JSON_GRAMMAR, built
 
 
 @functools.lru_cache(maxsize=None)

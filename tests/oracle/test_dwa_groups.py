@@ -13,10 +13,11 @@ import pytest
 
 import glrmask_runtime
 import glrmask_runtime.artifact
+from devtools.brute_force import sampled_states
+from devtools.builds import JSON_GRAMMAR, LARK_GRAMMARS, Built, built
 from devtools.data import corpus_path
 from devtools.documents import csv_documents, json_documents, lark_documents
-from tests.oracle.test_brute_force import assert_masks_equal, sampled_states
-from tests.support.builds import JSON_GRAMMAR, LARK_GRAMMARS, Built, built
+from tests.support.masks import assert_masks_equal
 
 CASES = {
     "json": (JSON_GRAMMAR, json_documents),
@@ -139,9 +140,9 @@ def test_groups_too_large_are_split_by_their_next_lexeme(monkeypatch, tmp_path):
 
 
 def test_small_groups_are_merged_back_into_one(monkeypatch, tmp_path):
+    from devtools.builds import vocabulary
     from glrmask_cli.parser_dwa import layout
     from glrmask_cli.pipeline import build_artifact
-    from tests.support.builds import vocabulary
 
     apart = grouped("lark").artifact.metadata["dwa"]["n_groups"]
     monkeypatch.setattr(layout, "MERGE_STATES", 20_000)
@@ -158,10 +159,10 @@ def test_sql_string_alias_after_a_column_when_its_group_is_split(monkeypatch, tm
     (a string alias, a comma, a newline) was masked: its group (first lexeme: the string) had been
     split, and a group of a subtree below the first lexeme never entered that subtree. Rebuilt here
     with a small vocabulary and the split forced."""
+    from devtools.brute_force import TokenTrie, brute_force_mask
+    from devtools.exactness import CASES as MATRIX
     from glrmask_cli.pipeline import build_artifact
     from glrmask_cli.vocab.vocabulary import Vocabulary
-    from tests.exactness import CASES as MATRIX
-    from tests.support.brute_force import TokenTrie, brute_force_mask
 
     extra = [b'"",\n', b'"",', b'""', b',\n', b' "",\n', b' "",\r\n']
     tokens = [bytes([byte]) for byte in range(256)] + extra + [b""]

@@ -1,4 +1,4 @@
-"""The sampled tier of `make exactness` (tests/exactness.py) inside `make test`.
+"""The sampled tier of `make exactness` (devtools/exactness.py) inside `make test`.
 
 A few (grammar, tokenizer) cells that build today, every k-th document, few brute-force states and
 walks; every target column must be 0 and semantic differences stay within the documented classes of
@@ -12,10 +12,10 @@ import pytest
 from lark import Lark
 
 from devtools.data import tokenizer_file
+from devtools.exactness import CASES, run_cell
 from devtools.lark_judge import lark_parses
+from devtools.stress import STRESS
 from glrmask_cli.check import load_checker
-from tests.exactness import CASES, run_cell
-from tests.support.stress import STRESS
 
 TARGETS = ("unsound_steps", "valid_rejected", "invalid_accepted", "mask_mismatches", "dead_ends",
            "walk_parse_failures")
@@ -75,7 +75,7 @@ LLGUIDANCE_JSON_CLASSES = {"ours_only@start", "ours_only@complete", "ours_only@c
 @pytest.mark.parametrize("tokenizer", ["gpt2", "cl100k_base.tiktoken"])
 def test_llguidance_disagreements_on_json_are_the_documented_classes_and_lark_sides_with_us(tokenizer):
     from devtools import llguidance_oracle
-    from tests.support.builds import built
+    from devtools.builds import built
 
     case = _case("json")
     b = built(case.path(), tokenizer if tokenizer == "gpt2" else str(tokenizer_file(tokenizer)))

@@ -28,9 +28,9 @@ from devtools.data import (
     syncode_grammar,
 )
 from devtools.lark_judge import lark_parses
+from devtools.stress import STRESS, stdlib_expressions, stress_sentences
 from glrmask_cli.check import Checker, load_checker
 from glrmask_cli.parser.cfg import build_cfg
-from tests.support.stress import STRESS, stdlib_expressions, stress_sentences
 
 SUITE = REPO_ROOT / "tests" / "data" / "JSONTestSuite"
 

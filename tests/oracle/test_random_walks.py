@@ -8,8 +8,8 @@ import random
 import pytest
 from lark import Lark
 
-from tests.support.brute_force import random_walk
-from tests.support.builds import JSON_GRAMMAR, LARK_GRAMMARS, built
+from devtools.brute_force import random_walk
+from devtools.builds import JSON_GRAMMAR, LARK_GRAMMARS, built
 
 
 def run_walks(b, judge: Lark, n_walks: int, seed: int, max_steps: int = 80, steer_after: int = 12):

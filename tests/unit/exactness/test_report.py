@@ -3,7 +3,7 @@ only its own cells, and the summary table says per cell whether the targets are 
 
 from __future__ import annotations
 
-from tests.exactness import COLUMNS, TOKENIZERS, merged, summary_table
+from devtools.exactness import COLUMNS, TOKENIZERS, merged, summary_table
 
 
 def cell(grammar: str, tokenizer: str, **counts) -> dict:

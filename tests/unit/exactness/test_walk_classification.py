@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from lark import Lark
 
+from devtools.builds import built
+from devtools.exactness import our_lexemes
 from devtools.lark_judge import lark_parses, lexemes_parse
-from tests.exactness import our_lexemes
-from tests.support.builds import built
 
 # `X: /a|ab/`: Python's re (lark) takes "a" in "abc", GLRMask the longest match of the language, "ab".
 LEFTMOST_FIRST = 'start: X "c" X?\nX: /a|ab/\n'

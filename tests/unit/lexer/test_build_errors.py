@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from devtools.builds import REPO_ROOT, vocabulary
 from glrmask_cli.errors import UnsupportedFeature
 from glrmask_cli.grammar import TerminalSpec
 from glrmask_cli.lexer import build_lexer
@@ -14,7 +15,6 @@ from glrmask_cli.pipeline import compile_grammar
 from glrmask_runtime.errors import InputRejected
 from glrmask_runtime.lexer import Scanner
 from glrmask_runtime.tables import START
-from tests.support.builds import REPO_ROOT, vocabulary
 
 
 def regexp(name, pattern, priority=0, flags=""):

@@ -8,12 +8,12 @@ import pytest
 from lark import Lark
 from lark.exceptions import GrammarError
 
+from devtools.cfg_text import as_normalized, cfg_from_text, sentences_and_mutations
 from devtools.lark_judge import EarleyJudge, cfg_to_lark
 from glrmask_cli.parser.cfg import CFG, Rule
 from glrmask_cli.parser.lr import build_lr, build_lr_tables
 from glrmask_runtime.glr import GLRParser
 from glrmask_runtime.tables import ACCEPT, REDUCE, SHIFT, unpack_action
-from tests.unit.parser.cfg_text import as_normalized, cfg_from_text, sentences_and_mutations
 
 GRAMMARS = {
     "expr": "e: e + t | t\nt: t * f | f\nf: ( e ) | N",

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from devtools.cfg_text import as_normalized, cfg_from_text, sentences_and_mutations
 from devtools.flat_stack_effects import build_stack_effects
 from glrmask_cli.errors import LimitExceeded
 from glrmask_cli.parser.lr import build_lr_tables
 from glrmask_cli.parser.normalize import normalize
 from glrmask_cli.parser.stack_effects import ANY, StackEffect, build_effect_graphs
 from glrmask_runtime.glr import GLRParser, GSSNode, iter_paths
-from tests.unit.parser.cfg_text import as_normalized, cfg_from_text, sentences_and_mutations
 
 LEFT_RECURSIVE = {
     "expr": "e: e + t | t\nt: t * f | f\nf: ( e ) | N",

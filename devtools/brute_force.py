@@ -1,8 +1,9 @@
-"""Test-only judges built on the recognizer (scanner + GLR parser), independent of the Parser DWA.
+"""Judges built on the recognizer (scanner + GLR parser), independent of the Parser DWA: oracles 2 and 3.
 
 `brute_force_mask` answers "which tokens can be fed from this state?" by feeding every token's bytes
 to the recognizer, sharing work along a byte trie of the vocabulary (a prefix that cannot continue any
 sentence prunes every token below it, which is exact because viability only shrinks as a lexeme grows).
+`sampled_states` gives the states to compare masks at; `random_walk` samples tokens from the mask.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import random
 from typing import Sequence
 
 import numpy as np
+
 from glrmask_runtime.errors import InputRejected
 
 
@@ -49,6 +51,32 @@ def brute_force_mask(recognizer, state, trie: TokenTrie, vocab_size: int, eos_id
     if recognizer.can_finish(state):
         allowed[list(eos_ids)] = True
     return allowed
+
+
+def sampled_states(b, documents: list[bytes], n_states: int, seed: int) -> list:
+    """Matchers at byte prefixes of valid documents, then along seeded random walks."""
+    rng = random.Random(seed)
+    states = []
+    for doc in documents:
+        for cut in sorted({0, len(doc), *(rng.randrange(len(doc) + 1) for _ in range(3))}):
+            matcher = b.artifact.matcher()
+            try:
+                matcher.commit_bytes(doc[:cut])
+            except InputRejected:   # a documented scanner difference (no backtracking): skip
+                continue
+            states.append(matcher)
+    rng.shuffle(states)
+    states = states[: n_states // 2]
+    while len(states) < n_states:
+        matcher = b.artifact.matcher()
+        for _ in range(rng.randrange(1, 12)):
+            allowed = np.flatnonzero(matcher.mask())
+            allowed = allowed[~np.isin(allowed, b.artifact.eos_token_ids)]
+            if not len(allowed):
+                break
+            matcher.commit(int(allowed[rng.randrange(len(allowed))]))
+            states.append(matcher.copy())
+    return states[:n_states]
 
 
 def _stack_depth(matcher) -> int:

@@ -11,7 +11,7 @@ Per cell (grammar, tokenizer): build the artifact, then
   4. llguidance: its packed mask at every document step vs ours (`llguidance_disagreements`, by class).
 Also `unsupported` rows: grammars `glrmask build` must refuse with a one-line message.
 Writes reports/exactness.json (merged: a run replaces its own cells, each stamped with date and commit)
-and the table reports/exactness.md. Usage: python -m tests.exactness [--quick] [--grammars a,b] [--tokenizers x,y]
+and the table reports/exactness.md. Usage: python -m devtools.exactness [--quick] [--grammars a,b] [--tokenizers x,y]
 """
 
 from __future__ import annotations
@@ -34,6 +34,8 @@ from pathlib import Path
 from lark import Lark
 
 from devtools import llguidance_oracle
+from devtools.brute_force import TokenTrie, brute_force_mask, random_walk, sampled_states
+from devtools.builds import JSON_GRAMMAR, LARK_GRAMMARS, REPO_ROOT, built
 from devtools.data import (
     CACHE_DIR,
     DataUnavailable,
@@ -46,14 +48,11 @@ from devtools.data import (
 from devtools.documents import csv_documents, maskbench_instances, suite_documents
 from devtools.lark_judge import lark_parses, lexemes_parse
 from devtools.peer_grammar import ESCAPED_STRING_PEER, SQL_STRING_PEER, inline_common_imports, strip_priorities
+from devtools.stress import STRESS, stdlib_expressions, stress_sentences
 from devtools.unsupported import UNSUPPORTED, build_outcome
 from glrmask_cli.grammar import load_grammar_text
 from glrmask_runtime.errors import InputRejected
 from glrmask_runtime.tables import START
-from tests.oracle.test_brute_force import sampled_states
-from tests.support.brute_force import TokenTrie, brute_force_mask, random_walk
-from tests.support.builds import JSON_GRAMMAR, LARK_GRAMMARS, REPO_ROOT, built
-from tests.support.stress import STRESS, stdlib_expressions, stress_sentences
 
 TOKENIZERS = ["gpt2", "cl100k_base.tiktoken", "o200k_base.tiktoken.gz", "llama3.tiktoken",
               "qwen3.tokenizer.json", "deepseek-v4.tokenizer.json", "mistral-v1.model"]
@@ -288,7 +287,7 @@ TARGETS = ["unsound_steps", "valid_rejected", "invalid_accepted", "mask_mismatch
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m tests.exactness")
+    parser = argparse.ArgumentParser(prog="python -m devtools.exactness")
     parser.add_argument("--quick", action="store_true", help="gpt2 and cl100k only, fewer states and walks")
     parser.add_argument("--grammars", default=",".join(c.name for c in CASES),
                         help="comma-separated cell names, or `unsupported` for the refused grammars")
@@ -370,7 +369,7 @@ def summary_table(cells: list[dict]) -> str:
     head = (["grammar", "tokenizer"] + [c.replace("_", " ") for c in COLUMNS] +
             ["llguidance steps / disagreements", "targets", "measured"])
     lines = ["# Exactness matrix (`make exactness`)", "",
-             "Columns: tests/exactness.py; semantic differences and llguidance classes: docs/semantics.md.", "",
+             "Columns: devtools/exactness.py; semantic differences and llguidance classes: docs/semantics.md.", "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for cell in cells:
         when = f"{cell.get('measured', '?')} {cell.get('commit', '')} {cell.get('tier', '')}".strip()

@@ -1,4 +1,4 @@
-"""Test-only: hand-made CFGs from a compact text form, plus random sentences and mutations.
+"""Hand-made CFGs from a compact text form, plus random sentences and mutations (tests, stress documents).
 
 `cfg_from_text("e: e + t | t\\nt: N")` -> CFG whose terminals are the names that never appear on a
 left-hand side (sorted, then $END); the first rule's left-hand side is the start symbol.

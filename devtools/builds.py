@@ -1,7 +1,8 @@
-"""Artifacts for tests, built once per test session into a temporary folder.
+"""Artifacts for tests and the exactness runner, built once per process into a temporary folder.
 
-`built(grammar, tokenizer)` compiles and loads; `small_gpt2()` is a 4,001-token slice of the GPT-2
-vocabulary (the first 4,000 tokens and an EOS) for tests that try every token at many states.
+`built(grammar, tokenizer)` compiles and loads; the tokenizer "small-gpt2" (`vocabulary`) is a 4,001-token
+slice of the GPT-2 vocabulary (the first 4,000 tokens and an EOS) for tests that try every token at many
+states.
 """
 
 from __future__ import annotations
@@ -13,16 +14,14 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import lark
-
 import glrmask_runtime
+from devtools.data import REPO_ROOT, lark_grammars_dir
 from glrmask_cli.pipeline import Compiled, build_artifact
 from glrmask_cli.vocab.registry import load_vocabulary
 from glrmask_cli.vocab.vocabulary import Vocabulary
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 JSON_GRAMMAR = REPO_ROOT / "grammars" / "json.lark"
-LARK_GRAMMARS = Path(lark.__file__).parent / "grammars"
+LARK_GRAMMARS = lark_grammars_dir()
 _OUT = Path(tempfile.mkdtemp(prefix="glrmask-test-builds-"))
 
 

@@ -1,4 +1,4 @@
-"""Test documents generated here: the parser stress grammars with their sentences, stdlib expressions.
+"""Documents generated here: the parser stress grammars with their sentences, stdlib expressions.
 
 `STRESS` maps a name to Lark text (ambiguity, right/hidden-left recursion, epsilon rules, dangling
 else); `stress_sentences` gives seeded random sentences plus byte mutations (some valid, some not:
@@ -14,6 +14,7 @@ import random
 import re
 from pathlib import Path
 
+from devtools.cfg_text import mutate, random_sentence
 from glrmask_cli.grammar import GrammarSpec
 from glrmask_cli.parser.cfg import build_cfg
 
@@ -28,8 +29,6 @@ STRESS = {
 
 def stress_sentences(spec: GrammarSpec, n: int, seed: int) -> list[bytes]:
     """Up to `n` random sentences of `spec` (literal terminals only) and two byte mutations of each."""
-    from tests.unit.parser.cfg_text import mutate, random_sentence
-
     cfg = build_cfg(spec)
     text_of = [re.sub(r"\\(.)", r"\1", t.pattern) for t in spec.terminals]
     rng = random.Random(seed)
