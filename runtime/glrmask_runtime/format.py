@@ -10,6 +10,7 @@ Limits: byte identity holds for one zstd library version (the compressed bytes m
 from __future__ import annotations
 
 import hashlib
+import mmap
 import os
 import re
 import struct
@@ -26,12 +27,23 @@ from glrmask_runtime import cache
 from glrmask_runtime.errors import ArtifactError, ArtifactVersionError
 
 MAGIC = b"\x89GLRM\r\n\x1a"  # 8 bytes; the high byte and CR LF catch 7-bit and text-mode transfers
-FORMAT_VERSION = 2           # written; 2 added the Parser DWA's group roots (artifact.py)
-READABLE_VERSIONS = (1, 2)   # read
+FORMAT_VERSION = 3           # written; 2 added the Parser DWA's group roots (artifact.py), 3 the header
+                             # checksum and the image's sha256 (the warm path verifies the cache with it)
+READABLE_VERSIONS = (1, 2, 3)  # read
+CHECKED_VERSIONS = 3         # versions from this one on start with PREFIX: their header checks itself
 
-# magic, format version, crc32 of the image, body size, image size, sha256 of the body
-HEADER = struct.Struct("<8sIIQQ32s")
-HEADER_SIZE = HEADER.size  # 64
+# Every version >= 3 starts with these fields, so that a runtime can tell a header of a newer version
+# (intact: its own crc32 matches) from a corrupted one: magic, version, header size, header crc32
+# (crc32 of the header_size bytes with this field zeroed).
+PREFIX = struct.Struct("<8sIII")
+# Version 3: PREFIX, reserved (0), body size, image size, sha256 of the body, sha256 of the image.
+HEADER = struct.Struct("<8sIIIIQQ32s32s")
+HEADER_SIZE = HEADER.size  # 104
+HEADER_CRC_AT = 16         # offset of the header crc32 (zeroed while it is computed)
+MAX_HEADER_SIZE = 4096     # what a newer version's header may claim, for the integrity check only
+# Versions 1 and 2: magic, version, crc32 of the image, body size, image size, sha256 of the body.
+LEGACY_HEADER = struct.Struct("<8sIIQQ32s")
+LEGACY_HEADER_SIZE = LEGACY_HEADER.size  # 64
 IMAGE_PREFIX = struct.Struct("<Q")  # the image starts with the byte length of its msgpack index
 ALIGN = 64
 ZSTD_LEVEL = 9
@@ -56,6 +68,19 @@ class Container:
     compressed_size: int
     expanded_size: int
     format_version: int
+
+
+@dataclass(frozen=True)
+class Header:
+    """The checked header fields. `image_sha256` exists from version 3, `image_crc32` before it."""
+
+    version: int
+    size: int
+    body_size: int
+    image_size: int
+    body_sha256: bytes
+    image_sha256: bytes | None
+    image_crc32: int | None
 
 
 # ---------------------------------------------------------------- writing
@@ -112,9 +137,16 @@ def wrap_image(image: bytes) -> bytes:
     compressor = zstandard.ZstdCompressor(level=ZSTD_LEVEL, write_checksum=True, write_content_size=True,
                                           threads=0)
     body = compressor.compress(image)
-    header = HEADER.pack(MAGIC, FORMAT_VERSION, zlib.crc32(image), len(body), len(image),
-                         hashlib.sha256(body).digest())
-    return header + body
+    return pack_header(len(body), len(image), hashlib.sha256(body).digest(), hashlib.sha256(image).digest()) + body
+
+
+def pack_header(body_size: int, image_size: int, body_sha256: bytes, image_sha256: bytes,
+                version: int = FORMAT_VERSION) -> bytes:
+    """A version-3 layout header with its crc32 filled in (public for tests that craft files)."""
+    header = bytearray(HEADER.pack(MAGIC, version, HEADER_SIZE, 0, 0, body_size, image_size, body_sha256,
+                                   image_sha256))
+    struct.pack_into("<I", header, HEADER_CRC_AT, zlib.crc32(header))
+    return bytes(header)
 
 
 def _section_names(sections: Mapping) -> list[str]:
@@ -174,47 +206,56 @@ def _align(offset: int) -> int:
 # ---------------------------------------------------------------- reading
 
 
-def read_container(path: str | os.PathLike) -> Container:
+def read_container(path: str | os.PathLike[str]) -> Container:
     """Load and validate an artifact; sections are read-only views into a shared mmapped expansion.
 
     The expansion is cached under the sha256 of the file (see `cache`), so a second load of the
-    same file only hashes it and maps the cached image. Raises ArtifactError (ArtifactVersionError
-    for another format version) naming what was wrong, expected vs found; nothing else.
+    same file only hashes it, checks the cached image against the sha256 the header names and maps
+    it. Raises ArtifactError (ArtifactVersionError for another format version) naming what was
+    wrong, expected vs found; nothing else.
     """
     where = os.fspath(path)
-    key, fields, file_size = _hash_file(where)
-    # A cached image exists only for a file that passed every check below, so a hit on the sha256
-    # of the whole file proves this file is that one: the warm path skips the body checks.
-    image = cache.open_image(key, fields["image_size"], fields["image_crc32"])
+    key, header, file_size = _hash_file(where)
+    # A cached image is written only for a file that passed every check below, so a hit on the
+    # sha256 of the whole file proves this file is that one, and the image must have the sha256 the
+    # header names: the warm path skips the body checks. Versions 1 and 2 name no image sha256 (their
+    # crc32 is no defence against a modified cache file), so they always take the cold path.
+    image: mmap.mmap | np.ndarray | None = None
+    if header.image_sha256 is not None:
+        image = cache.open_image(key, header.image_size, header.image_sha256)
     if image is None:
-        data, fields = _read_file(where)
+        data, header = _read_file(where)
         key, file_size = hashlib.sha256(data).hexdigest(), len(data)  # the bytes validated name the entry
-        _check_body(where, data, fields)
-        image = _expand(where, data, fields)
+        _check_body(where, data, header)
+        expanded = _expand(where, data, header)
         del data
-        index = _parse_index(where, image, deep=True)
-        mapped = cache.store_image(key, image)
-        image = _aligned_copy(image) if mapped is None else mapped
+        index = _parse_index(where, expanded, deep=True)
+        mapped = None
+        if header.image_sha256 is None:   # versions 1, 2: share a cache file that holds these very bytes
+            mapped = cache.open_image(key, len(expanded), hashlib.sha256(expanded).digest())
+        if mapped is None:
+            mapped = cache.store_image(key, expanded)
+        image = _aligned_copy(expanded) if mapped is None else mapped
     else:
         index = _parse_index(where, image, deep=False)
     return Container(path=where, metadata=index["metadata"], sections=_views(image, index["sections"]),
-                     file_sha256=key, compressed_size=file_size, expanded_size=fields["image_size"],
-                     format_version=fields["version"])
+                     file_sha256=key, compressed_size=file_size, expanded_size=header.image_size,
+                     format_version=header.version)
 
 
-def _hash_file(where: str) -> tuple[str, dict, int]:
+def _hash_file(where: str) -> tuple[str, Header, int]:
     """sha256 of the file streamed in chunks (no whole-file buffer), header fields, file size."""
     try:
         with open(where, "rb") as handle:
             size = os.fstat(handle.fileno()).st_size
-            fields = _parse_header(where, handle.read(HEADER_SIZE), size)
+            header = _parse_header(where, handle.read(MAX_HEADER_SIZE), size)
             handle.seek(0)
-            return hashlib.file_digest(handle, "sha256").hexdigest(), fields, size
+            return hashlib.file_digest(handle, "sha256").hexdigest(), header, size
     except OSError as err:
         raise ArtifactError(where, f"cannot read artifact: {err.strerror or err}") from err
 
 
-def _read_file(where: str) -> tuple[bytes, dict]:
+def _read_file(where: str) -> tuple[bytes, Header]:
     """The whole file and its header fields (checked again: the file may have changed since hashing)."""
     try:
         with open(where, "rb") as handle:
@@ -224,62 +265,125 @@ def _read_file(where: str) -> tuple[bytes, dict]:
     return data, _parse_header(where, data, len(data))
 
 
-def _parse_header(where: str, data: bytes, file_size: int) -> dict:
-    """Check magic, version and sizes, in that order (the body checksum is `_check_body`).
+def _parse_header(where: str, data: bytes, file_size: int) -> Header:
+    """Check magic, version, the header's own crc32 and the sizes, in that order (the body is `_check_body`).
 
-    `data` holds at least the first min(64, file_size) bytes of the file.
+    `data` holds at least the first min(MAX_HEADER_SIZE, file_size) bytes of the file.
     """
     if data[:len(MAGIC)] != MAGIC:
         if len(data) < len(MAGIC) and MAGIC.startswith(data):
             raise ArtifactError(where, "truncated: file ends inside the magic", f">= {HEADER_SIZE} bytes",
                                 f"{len(data)} bytes")
         raise ArtifactError(where, "wrong magic: not a GLRMask artifact", MAGIC, data[:len(MAGIC)])
-    if len(data) >= len(MAGIC) + 4:
-        (version,) = struct.unpack_from("<I", data, len(MAGIC))
-        if version not in READABLE_VERSIONS:
-            hint = ("written by a newer glrmask; upgrade glrmask-runtime" if version > FORMAT_VERSION
-                    else "written by an older glrmask; rebuild it with `glrmask build`")
-            raise ArtifactVersionError(where, f"unsupported format version, {hint}", FORMAT_VERSION, version)
+    if len(data) < len(MAGIC) + 4:
+        raise ArtifactError(where, "truncated header", f">= {HEADER_SIZE} bytes", f"{len(data)} bytes")
+    (version,) = struct.unpack_from("<I", data, len(MAGIC))
+    if version not in READABLE_VERSIONS:
+        raise _version_error(where, data, version)
+    if version < CHECKED_VERSIONS:
+        return _parse_legacy_header(where, data, file_size)
     if len(data) < HEADER_SIZE:
         raise ArtifactError(where, "truncated header", f">= {HEADER_SIZE} bytes", f"{len(data)} bytes")
-    _, version, image_crc32, body_size, image_size, body_sha256 = HEADER.unpack_from(data)
-    if file_size != HEADER_SIZE + body_size:
-        what = "truncated body" if file_size < HEADER_SIZE + body_size else "trailing bytes after the body"
-        raise ArtifactError(where, what, f"{HEADER_SIZE + body_size} bytes", f"{file_size} bytes")
+    _, version, header_size, header_crc, reserved, body_size, image_size, body_sha256, image_sha256 = \
+        HEADER.unpack_from(data)
+    if _header_crc(data, HEADER_SIZE) != header_crc:
+        raise ArtifactError(where, "header checksum (crc32) mismatch: the header is corrupted",
+                            header_crc, _header_crc(data, HEADER_SIZE))
+    if header_size != HEADER_SIZE or reserved != 0:
+        raise ArtifactError(where, f"header size or reserved field wrong for format {version}",
+                            (HEADER_SIZE, 0), (header_size, reserved))
+    _check_sizes(where, file_size, HEADER_SIZE, body_size, image_size)
+    return Header(version, HEADER_SIZE, body_size, image_size, body_sha256, image_sha256, None)
+
+
+def _parse_legacy_header(where: str, data: bytes, file_size: int) -> Header:
+    """Versions 1 and 2: a 64-byte header without a checksum of its own."""
+    if len(data) < LEGACY_HEADER_SIZE:
+        raise ArtifactError(where, "truncated header", f">= {LEGACY_HEADER_SIZE} bytes", f"{len(data)} bytes")
+    _, version, image_crc32, body_size, image_size, body_sha256 = LEGACY_HEADER.unpack_from(data)
+    _check_sizes(where, file_size, LEGACY_HEADER_SIZE, body_size, image_size)
+    return Header(version, LEGACY_HEADER_SIZE, body_size, image_size, body_sha256, None, image_crc32)
+
+
+def _header_crc(data: bytes, size: int) -> int:
+    """crc32 of the first `size` bytes with the header crc field read as zero."""
+    crc = zlib.crc32(memoryview(data)[:HEADER_CRC_AT])
+    crc = zlib.crc32(bytes(4), crc)
+    return zlib.crc32(memoryview(data)[HEADER_CRC_AT + 4:size], crc)
+
+
+def _version_error(where: str, data: bytes, version: int) -> ArtifactError:
+    """An unknown version: ArtifactVersionError only if the header is intact, else a corruption error.
+
+    From version 3 on every header starts with PREFIX, so its own crc32 tells a newer format (upgrade
+    the runtime) from a damaged version field (rebuild, or fetch the file again). A claimed version
+    below 3 has no header checksum; no glrmask ever wrote version 0.
+    """
+    expected = FORMAT_VERSION
+    if version >= CHECKED_VERSIONS:
+        if len(data) < PREFIX.size:
+            return ArtifactError(where, f"truncated header: it claims unknown format version {version} but "
+                                 "ends before its checksum, so it cannot be told from a damaged file",
+                                 expected, version)
+        _, _, header_size, header_crc = PREFIX.unpack_from(data)
+        intact = (PREFIX.size <= header_size <= MAX_HEADER_SIZE and len(data) >= header_size
+                  and _header_crc(data, header_size) == header_crc)
+        if not intact:
+            return ArtifactError(where, f"corrupted header: the format version field reads {version}, but the "
+                                 "header checksum does not match, so the file is damaged (not newer): "
+                                 "rebuild it with `glrmask build` or copy it again", expected, version)
+        if version > FORMAT_VERSION:
+            return ArtifactVersionError(where, "unsupported format version, written by a newer glrmask; "
+                                        "upgrade glrmask-runtime", expected, version)
+    elif version == 0:
+        return ArtifactError(where, "corrupted header: format version 0 was never written by glrmask",
+                             expected, version)
+    return ArtifactVersionError(where, "unsupported format version, written by an older glrmask; "
+                                "rebuild it with `glrmask build`", expected, version)
+
+
+def _check_sizes(where: str, file_size: int, header_size: int, body_size: int, image_size: int) -> None:
+    if file_size != header_size + body_size:
+        what = "truncated body" if file_size < header_size + body_size else "trailing bytes after the body"
+        raise ArtifactError(where, what, f"{header_size + body_size} bytes", f"{file_size} bytes")
     if not IMAGE_PREFIX.size <= image_size <= MAX_IMAGE_SIZE:
         raise ArtifactError(where, "expanded size out of range", f"{IMAGE_PREFIX.size}..{MAX_IMAGE_SIZE}",
                             image_size)
-    return {"version": version, "image_crc32": image_crc32, "image_size": image_size, "body_sha256": body_sha256}
 
 
-def _check_body(where: str, data: bytes, fields: dict) -> None:
-    found = hashlib.sha256(memoryview(data)[HEADER_SIZE:]).digest()
-    if found != fields["body_sha256"]:
+def _check_body(where: str, data: bytes, header: Header) -> None:
+    found = hashlib.sha256(memoryview(data)[header.size:]).digest()
+    if found != header.body_sha256:
         raise ArtifactError(where, "body checksum (sha256) mismatch: the file is corrupted",
-                            fields["body_sha256"].hex(), found.hex())
+                            header.body_sha256.hex(), found.hex())
 
 
-def _expand(where: str, data: bytes, fields: dict) -> bytes:
-    """Decompress the body (one zstd frame, content size and checksum present) and check the image crc."""
-    body = memoryview(data)[HEADER_SIZE:]
+def _expand(where: str, data: bytes, header: Header) -> bytes:
+    """Decompress the body (one zstd frame, content size and checksum present) and check the image hash."""
+    body = memoryview(data)[header.size:]
     try:
         params = zstandard.get_frame_parameters(body)
-        if params.content_size != fields["image_size"] or not params.has_checksum:
+        if params.content_size != header.image_size or not params.has_checksum:
             raise ArtifactError(where, "zstd frame header disagrees with the artifact header",
-                                f"content size {fields['image_size']} with checksum",
+                                f"content size {header.image_size} with checksum",
                                 f"content size {params.content_size}, checksum {params.has_checksum}")
         decompressor = zstandard.ZstdDecompressor().decompressobj()
-        image = decompressor.decompress(body)
+        image: bytes = decompressor.decompress(body)
     except zstandard.ZstdError as err:
         raise ArtifactError(where, f"zstd body cannot be decompressed: {err}") from err
     except MemoryError as err:
         raise ArtifactError(where, "expanded image does not fit in memory", "<= available memory",
-                            f"{fields['image_size']} bytes") from err
-    if not decompressor.eof or decompressor.unused_data or len(image) != fields["image_size"]:
+                            f"{header.image_size} bytes") from err
+    if not decompressor.eof or decompressor.unused_data or len(image) != header.image_size:
         raise ArtifactError(where, "zstd body is not exactly one complete frame of the expanded size",
-                            fields["image_size"], len(image))
-    if zlib.crc32(image) != fields["image_crc32"]:
-        raise ArtifactError(where, "expanded image checksum (crc32) mismatch", fields["image_crc32"],
+                            header.image_size, len(image))
+    if header.image_sha256 is not None:
+        found = hashlib.sha256(image).digest()
+        if found != header.image_sha256:
+            raise ArtifactError(where, "expanded image checksum (sha256) mismatch", header.image_sha256.hex(),
+                                found.hex())
+    elif zlib.crc32(image) != header.image_crc32:
+        raise ArtifactError(where, "expanded image checksum (crc32) mismatch", header.image_crc32,
                             zlib.crc32(image))
     return image
 

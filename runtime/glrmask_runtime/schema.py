@@ -55,7 +55,7 @@ SECTIONS: Mapping[str, SectionSpec] = MappingProxyType({
     "vocab.token_offsets": _spec("<i8", 1),
     "vocab.token_data": _spec("|u1", 1),
 })
-# Format 2: the roots of the DWA's groups a walk takes from a
+# Format 2 and later: the roots of the DWA's groups a walk takes from a
 # top in LR state p are dwa.roots[dwa.root_offsets[p]:dwa.root_offsets[p + 1]]; the row of (DWA state d,
 # lexer state q) is rows.q_rows[i] where rows.q_accepts[i] == dwa.accept_of[d], i in [rows.q_offsets[q],
 # rows.q_offsets[q + 1]), else row 0. At lexer state q, tokens rows.close_rows[j] close the open lexeme as
@@ -70,6 +70,7 @@ _GROUPED: Mapping[str, SectionSpec] = MappingProxyType({
 SECTIONS_BY_VERSION: Mapping[int, Mapping[str, SectionSpec]] = MappingProxyType({
     1: MappingProxyType({"dwa.row_by_lexer_state": _spec("<i4", 2)}),
     2: _GROUPED,
+    3: _GROUPED,   # format 3 changed the file header only
 })
 
 

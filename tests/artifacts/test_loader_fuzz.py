@@ -20,8 +20,23 @@ from hypothesis import strategies as st
 
 from glrmask_runtime import cache
 from glrmask_runtime.errors import ArtifactError, ArtifactVersionError
-from glrmask_runtime.format import (ALIGN, DTYPES, FORMAT_VERSION, READABLE_VERSIONS, HEADER, HEADER_SIZE, IMAGE_PREFIX, MAGIC,
-                                    Container, build_image, encode_container, read_container, wrap_image)
+from glrmask_runtime.format import (
+    ALIGN,
+    DTYPES,
+    FORMAT_VERSION,
+    HEADER,
+    HEADER_CRC_AT,
+    HEADER_SIZE,
+    IMAGE_PREFIX,
+    LEGACY_HEADER,
+    MAGIC,
+    READABLE_VERSIONS,
+    Container,
+    build_image,
+    encode_container,
+    read_container,
+    wrap_image,
+)
 
 SECTIONS = {
     "flags": np.array([True, False, True]),
@@ -92,11 +107,23 @@ def loads_or_rejects(workdir, data: bytes) -> Container | None:
     return container
 
 
-def with_header(body: bytes, image: bytes, **fields) -> bytes:
-    values = dict(magic=MAGIC, version=FORMAT_VERSION, crc=zlib.crc32(image), body_size=len(body),
+def with_header(body: bytes, image: bytes, header_crc: int | None = None, extra: bytes = b"", **fields) -> bytes:
+    """A version-3 header around `body`; its own crc32 is recomputed unless `header_crc` is given."""
+    values = dict(magic=MAGIC, version=FORMAT_VERSION, header_size=HEADER_SIZE + len(extra), crc=0, reserved=0,
+                  body_size=len(body), image_size=len(image), sha=hashlib.sha256(body).digest(),
+                  image_sha=hashlib.sha256(image).digest())
+    values.update(fields)
+    header = bytearray(HEADER.pack(*values.values()) + extra)
+    struct.pack_into("<I", header, HEADER_CRC_AT, zlib.crc32(header) if header_crc is None else header_crc)
+    return bytes(header) + body
+
+
+def with_legacy_header(body: bytes, image: bytes, version: int = 2, **fields) -> bytes:
+    """A version-1/2 header (no checksum of its own, crc32 of the image) around `body`."""
+    values = dict(magic=MAGIC, version=version, crc=zlib.crc32(image), body_size=len(body),
                   image_size=len(image), sha=hashlib.sha256(body).digest())
     values.update(fields)
-    return HEADER.pack(*values.values()) + body
+    return LEGACY_HEADER.pack(*values.values()) + body
 
 
 def with_index(index: object = None, raw: bytes | None = None, payload: bytes = GOOD_IMAGE[GOOD_BASE:]) -> bytes:
@@ -159,11 +186,47 @@ def test_wrong_magic(workdir, magic):
     assert error.expected == MAGIC and error.found == magic
 
 
-@given(st.integers(0, 2**32 - 1).filter(lambda version: version not in READABLE_VERSIONS), st.integers(12, len(GOOD)))
-def test_wrong_version(workdir, version, length):
-    with pytest.raises(ArtifactVersionError) as info:
-        load(workdir, (GOOD[:8] + struct.pack("<I", version) + GOOD[12:])[:length])
+unknown_versions = st.integers(0, 2**32 - 1).filter(lambda version: version not in READABLE_VERSIONS)
+
+
+def with_version(data: bytes, version: int) -> bytes:
+    return data[:8] + struct.pack("<I", version) + data[12:]
+
+
+@given(unknown_versions, st.integers(12, len(GOOD)))
+def test_damaged_version_field_is_reported_as_corruption_not_as_a_newer_format(workdir, version, length):
+    error = rejected(workdir, with_version(GOOD, version)[:length])
+    assert not isinstance(error, ArtifactVersionError) and error.found == version
+    assert "newer" not in str(error).replace("not newer", "") and "upgrade" not in str(error)
+    assert "corrupted" in str(error) or "truncated" in str(error)
+
+
+def test_version_field_and_a_body_byte_flipped_is_not_called_newer(workdir):
+    damaged = bytearray(with_version(GOOD, FORMAT_VERSION + 4))
+    damaged[HEADER_SIZE + 10] ^= 0x40
+    error = rejected(workdir, bytes(damaged), "corrupted header")
+    assert not isinstance(error, ArtifactVersionError) and "upgrade" not in str(error)
+    assert "rebuild it" in str(error)
+
+
+@given(st.integers(FORMAT_VERSION + 1, 2**32 - 1), st.binary(max_size=64))
+def test_intact_header_of_a_newer_version_says_upgrade(workdir, version, extra):
+    """A newer writer may grow the header; its own crc32 shows it is intact, so it is newer, not damaged."""
+    newer = with_header(b"a body this runtime cannot read", GOOD_IMAGE, version=version, extra=extra)
+    with pytest.raises(ArtifactVersionError, match="newer glrmask; upgrade glrmask-runtime") as info:
+        load(workdir, newer)
     assert info.value.expected == FORMAT_VERSION and info.value.found == version
+
+
+def test_newer_version_truncated_before_its_checksum_is_not_called_newer(workdir):
+    newer = with_header(GOOD[HEADER_SIZE:], GOOD_IMAGE, version=FORMAT_VERSION + 1)
+    error = rejected(workdir, newer[:18], "cannot be told from a damaged file")
+    assert not isinstance(error, ArtifactVersionError)
+
+
+def test_version_zero_is_corruption(workdir):
+    error = rejected(workdir, with_version(GOOD, 0), "never written")
+    assert not isinstance(error, ArtifactVersionError)
 
 
 # ---------------------------------------------------------------- crafted images
@@ -227,8 +290,17 @@ NAMED_HEADER_CASES = {
     "image_size_huge": (with_header(GOOD[HEADER_SIZE:], GOOD_IMAGE, image_size=2**50), "out of range"),
     "image_size_disagrees_with_frame": (
         with_header(GOOD[HEADER_SIZE:], GOOD_IMAGE, image_size=len(GOOD_IMAGE) + 64), "frame header disagrees"),
-    "image_crc_wrong": (with_header(GOOD[HEADER_SIZE:], GOOD_IMAGE, crc=zlib.crc32(GOOD_IMAGE) ^ 1),
-                        "image checksum"),
+    "image_sha_wrong": (with_header(GOOD[HEADER_SIZE:], GOOD_IMAGE, image_sha=bytes(32)), "image checksum (sha256)"),
+    "header_crc_wrong": (with_header(GOOD[HEADER_SIZE:], GOOD_IMAGE, header_crc=1), "header checksum"),
+    "header_size_wrong": (with_header(GOOD[HEADER_SIZE:], GOOD_IMAGE, header_size=128), "header size"),
+    "reserved_not_zero": (with_header(GOOD[HEADER_SIZE:], GOOD_IMAGE, reserved=1), "reserved field"),
+    "header_truncated": (GOOD[:HEADER_SIZE - 1], "truncated header"),
+    "legacy_header_truncated": (with_legacy_header(GOOD[HEADER_SIZE:], GOOD_IMAGE)[:63], "truncated header"),
+    "legacy_header_only": (with_legacy_header(GOOD[HEADER_SIZE:], GOOD_IMAGE)[:64], "truncated body"),
+    "legacy_image_crc_wrong": (with_legacy_header(GOOD[HEADER_SIZE:], GOOD_IMAGE, crc=zlib.crc32(GOOD_IMAGE) ^ 1),
+                               "image checksum (crc32)"),
+    "legacy_body_sha_mismatch": (with_legacy_header(GOOD[HEADER_SIZE:], GOOD_IMAGE, sha=bytes(32)),
+                                 "body checksum"),
     "body_not_zstd": (with_header(b"not zstd at all", GOOD_IMAGE), "cannot be decompressed"),
     "frame_without_checksum": (with_header(_frame(GOOD_IMAGE, write_checksum=False), GOOD_IMAGE),
                                "frame header disagrees"),

@@ -1,17 +1,30 @@
-"""The expansion cache as a user sees it: tests never touch the real cache directory."""
+"""The expansion cache as a user sees it: a modified cache file is never used, and tests never
+touch the real cache directory."""
 
 from __future__ import annotations
 
+import hashlib
+import mmap
 import os
+import random
+import shutil
+import stat
+import struct
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 
+import msgpack
 import numpy as np
+import pytest
 
+import glrmask_runtime
 from glrmask_runtime import cache
-from glrmask_runtime.format import encode_container, read_container
+from glrmask_runtime.format import build_image, encode_container, read_container
 from tests import conftest
+from devtools.brute_force import random_walk
+from devtools.builds import JSON_GRAMMAR, REPO_ROOT, built
 
 
 def test_test_session_never_writes_the_users_real_cache_dir(tmp_path):
@@ -26,3 +39,136 @@ def test_test_session_never_writes_the_users_real_cache_dir(tmp_path):
     child = subprocess.run([sys.executable, "-c", "from glrmask_runtime import cache; print(cache.cache_dir())"],
                            capture_output=True, text=True, check=True)
     assert child.stdout.strip() == str(session)
+
+
+# ---------------------------------------------------------------- a modified cache file is never used
+
+
+def force_crc32(data: bytearray, pos: int, target: int) -> None:
+    """Rewrite data[pos:pos + 4] so that zlib.crc32(data) == target (crc32 is affine over GF(2))."""
+    data[pos:pos + 4] = bytes(4)
+    base = zlib.crc32(data)
+    basis: list[tuple[int, int]] = []   # (vector, which input bits make it), distinct top bits, descending
+    for bit in range(32):
+        data[pos:pos + 4] = (1 << bit).to_bytes(4, "little")
+        vector, combo = zlib.crc32(data) ^ base, 1 << bit
+        for known, known_combo in basis:
+            if vector ^ known < vector:
+                vector, combo = vector ^ known, combo ^ known_combo
+        if vector:
+            basis = sorted(basis + [(vector, combo)], reverse=True)
+    want, solution = target ^ base, 0
+    for known, known_combo in basis:
+        if want ^ known < want:
+            want, solution = want ^ known, solution ^ known_combo
+    assert want == 0
+    data[pos:pos + 4] = solution.to_bytes(4, "little")
+    assert zlib.crc32(data) == target
+
+
+def section_span(image: bytes, name: str) -> tuple[int, int]:
+    (index_size,) = struct.unpack_from("<Q", image)
+    index = msgpack.unpackb(image[8:8 + index_size], raw=False)
+    entry = next(e for e in index["sections"] if e[0] == name)
+    return entry[3], entry[4]
+
+
+def replace_file(path: Path, data: bytes) -> None:
+    """Like another process would: a new file renamed over the old one (the old one may be mapped)."""
+    temp = path.with_suffix(".forged")
+    temp.write_bytes(data)
+    os.replace(temp, path)
+
+
+def tamper_keeping_crc32(image_file: Path) -> bytes:
+    """Allow every token in every row of the row pool, then force the image's crc32 back."""
+    good = image_file.read_bytes()
+    offset, length = section_span(good, "rows.bits")
+    forged = bytearray(good)
+    forged[offset:offset + length] = b"\xff" * length
+    force_crc32(forged, offset + length - 4, zlib.crc32(good))
+    assert len(forged) == len(good) and zlib.crc32(forged) == zlib.crc32(good) and forged != good
+    replace_file(image_file, bytes(forged))
+    return good
+
+
+@pytest.fixture
+def private_cache(tmp_path, monkeypatch):
+    directory = tmp_path / "cache"
+    monkeypatch.setenv(cache.ENV_VAR, str(directory))
+    return directory
+
+
+def walk(artifact, seed: int) -> list[int]:
+    tokens, _ = random_walk(artifact.matcher(), random.Random(seed), 40, 15, artifact.eos_token_ids)
+    assert len(tokens) > 5
+    return tokens
+
+
+def first_masks(artifact, tokens) -> list[np.ndarray]:
+    m, masks = artifact.matcher(), []
+    for token in tokens:
+        masks.append(m.mask().copy())
+        m.commit(token)
+    return masks + [m.mask().copy()]
+
+
+def test_cached_image_modified_with_its_crc32_kept_is_rebuilt_not_used(tmp_path, private_cache):
+    b = built(JSON_GRAMMAR, "small-gpt2")
+    path = tmp_path / "json.glrm"
+    shutil.copyfile(b.path, path)
+    first = glrmask_runtime.load(path)
+    tokens = walk(first, 1)
+    expected = first_masks(first, tokens)
+    image_file = private_cache / (read_container(path).file_sha256 + cache.SUFFIX)
+    good = tamper_keeping_crc32(image_file)
+    masks = first_masks(glrmask_runtime.load(path), tokens)
+    assert all(np.array_equal(a, e) for a, e in zip(masks, expected, strict=True))
+    assert not masks[0].all()   # the forged pool would allow every token
+    assert image_file.read_bytes() == good   # the forged file was replaced by the real image
+
+
+def test_cached_image_of_a_format_2_artifact_modified_with_its_crc32_kept_is_not_used(tmp_path, private_cache):
+    """Format 2 names no image sha256: its loads expand again and share the cache file only if equal."""
+    path = tmp_path / "old.glrm"
+    shutil.copyfile(REPO_ROOT / "tests" / "data" / "compat" / "json-small-gpt2.format2.glrm", path)
+    first = glrmask_runtime.load(path)
+    tokens = walk(first, 2)
+    expected = first_masks(first, tokens)
+    image_file = private_cache / (read_container(path).file_sha256 + cache.SUFFIX)
+    good = tamper_keeping_crc32(image_file)
+    masks = first_masks(glrmask_runtime.load(path), tokens)
+    assert all(np.array_equal(a, e) for a, e in zip(masks, expected, strict=True))
+    assert image_file.read_bytes() == good
+
+
+def test_untouched_cache_file_of_a_format_2_artifact_is_shared_not_rewritten(tmp_path, private_cache):
+    path = tmp_path / "old.glrm"
+    shutil.copyfile(REPO_ROOT / "tests" / "data" / "compat" / "json-small-gpt2.format2.glrm", path)
+    key = read_container(path).file_sha256
+    image_file = private_cache / (key + cache.SUFFIX)
+    before = image_file.stat()
+    second = read_container(path)
+    assert image_file.stat().st_ino == before.st_ino and image_file.stat().st_mtime_ns == before.st_mtime_ns
+    base = second.sections["rows.bits"]
+    while isinstance(base, (np.ndarray, memoryview)):
+        base = base.base if isinstance(base, np.ndarray) else base.obj
+    assert isinstance(base, mmap.mmap)
+
+
+# ---------------------------------------------------------------- the directory
+
+
+def container_of_size(tmp_path, name: str, n_bytes: int) -> tuple[Path, int]:
+    """An artifact whose image is a bit over `n_bytes`; returns its path and exact image size."""
+    path = tmp_path / f"{name}.glrm"
+    data = np.frombuffer(hashlib.sha256(name.encode()).digest() * (n_bytes // 32), np.uint8)
+    path.write_bytes(encode_container({"name": name}, {"data": data}))
+    return path, len(build_image({"name": name}, {"data": data}))
+
+
+@pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
+def test_cache_directory_is_created_private(tmp_path, private_cache):
+    a, _ = container_of_size(tmp_path, "a", 5_000)
+    read_container(a)
+    assert stat.S_IMODE(private_cache.stat().st_mode) & 0o077 == 0
