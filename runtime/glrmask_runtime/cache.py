@@ -14,7 +14,10 @@ Policy:
   while others map it can still change their pages, so keep the directory private.
 - Files appear only via temp file + os.replace, so readers never see a partial image, and are never
   modified in place (truncating a mapped file would fault its readers).
-Limits: entries are never evicted; delete the directory to reclaim space.
+- Size bound: `$GLRMASK_CACHE_MAX_BYTES` (bytes, default 4 GiB; 0 stores nothing). Storing an image
+  evicts the least recently used `*.image` files (by access time; a cache hit sets it) until the
+  directory's images fit. An image larger than the bound is not stored: that load expands in memory.
+  Evicting a file that another process has mapped is harmless (its mapping stays valid).
 """
 
 from __future__ import annotations
@@ -22,11 +25,17 @@ from __future__ import annotations
 import hashlib
 import mmap
 import os
+import re
 import tempfile
+import time
+import warnings
 from pathlib import Path
 
 ENV_VAR = "GLRMASK_CACHE_DIR"  # a directory; the empty string disables the cache
+MAX_BYTES_ENV_VAR = "GLRMASK_CACHE_MAX_BYTES"
+DEFAULT_MAX_BYTES = 4 << 30
 SUFFIX = ".image"
+_ENTRY = re.compile(r"[0-9a-f]{64}" + re.escape(SUFFIX))
 
 
 def cache_dir() -> Path | None:
@@ -38,6 +47,22 @@ def cache_dir() -> Path | None:
     return Path(base) / "glrmask"
 
 
+def max_bytes() -> int:
+    """`$GLRMASK_CACHE_MAX_BYTES` as a byte count; the default (with a RuntimeWarning) if it is not one."""
+    raw = os.environ.get(MAX_BYTES_ENV_VAR, "").strip()
+    if not raw:
+        return DEFAULT_MAX_BYTES
+    try:
+        value = int(raw)
+    except ValueError:
+        value = -1
+    if value < 0:
+        warnings.warn(f"{MAX_BYTES_ENV_VAR}={raw!r} is not a non-negative number of bytes; "
+                      f"using {DEFAULT_MAX_BYTES}", RuntimeWarning, stacklevel=3)
+        return DEFAULT_MAX_BYTES
+    return value
+
+
 def image_path(key: str) -> Path | None:
     """Where the image for `key` (a sha256 hex digest) lives, or None if the cache is disabled."""
     directory = cache_dir()
@@ -47,14 +72,16 @@ def image_path(key: str) -> Path | None:
 def open_image(key: str, size: int, sha256: bytes) -> mmap.mmap | None:
     """The cached image for `key` if it exists and has the given size and sha256 digest, else None.
 
-    A damaged or modified file is removed so that the next `store_image` replaces it.
+    A damaged or modified file is removed so that the next `store_image` replaces it. A hit
+    refreshes the file's access time (the eviction order), never its contents or mtime.
     """
     path = image_path(key)
     if path is None:
         return None
     try:
         with open(path, "rb") as handle:
-            if os.fstat(handle.fileno()).st_size != size or size == 0:
+            stat = os.fstat(handle.fileno())
+            if stat.st_size != size or size == 0:
                 mapped = None
             else:
                 mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
@@ -62,6 +89,7 @@ def open_image(key: str, size: int, sha256: bytes) -> mmap.mmap | None:
         return None
     if mapped is not None:
         if hashlib.sha256(mapped).digest() == sha256:
+            _touch(path, stat.st_mtime_ns)
             return mapped
         mapped.close()
     _remove_quietly(path)
@@ -69,9 +97,11 @@ def open_image(key: str, size: int, sha256: bytes) -> mmap.mmap | None:
 
 
 def store_image(key: str, image: bytes) -> mmap.mmap | None:
-    """Write `image` under `key` atomically and return a read-only mmap of it; None if not writable."""
+    """Write `image` under `key` atomically and return a read-only mmap of it; None if not writable
+    or larger than `max_bytes()`. Evicts least recently used images to stay within that bound."""
     path = image_path(key)
-    if path is None or not image:
+    limit = max_bytes()
+    if path is None or not image or len(image) > limit:
         return None
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -87,12 +117,50 @@ def store_image(key: str, image: bytes) -> mmap.mmap | None:
     except OSError:
         _remove_quietly(Path(temp))
         return None
+    evict(path.parent, limit, keep=path.name)
     return mapped
 
 
-def _remove_quietly(path: Path) -> None:
+def evict(directory: Path, limit: int, keep: str = "") -> None:
+    """Remove the least recently used images in `directory` until their sizes sum to at most `limit`.
+
+    `keep` (a file name) is never removed. Only `<sha256>.image` files count; errors are ignored
+    (another process may evict the same files at the same time).
+    """
+    entries = []
+    try:
+        with os.scandir(directory) as listing:
+            for entry in listing:
+                if _ENTRY.fullmatch(entry.name):
+                    try:
+                        stat = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    entries.append((stat.st_atime_ns, entry.name, stat.st_size))
+    except OSError:
+        return
+    total = sum(size for _, _, size in entries)
+    for _, name, size in sorted(entries):
+        if total <= limit:
+            break
+        if name != keep and _remove_quietly(directory / name):
+            total -= size
+
+
+def _touch(path: Path, mtime_ns: int) -> None:
+    # Recency for eviction: atime only, so the mtime still tells when the file was written.
+    try:
+        os.utime(path, ns=(time.time_ns(), mtime_ns))
+    except OSError:
+        pass
+
+
+def _remove_quietly(path: Path) -> bool:
     # Removal is an optimisation: if it fails (read-only directory), the caller expands in memory.
     try:
         path.unlink()
+    except FileNotFoundError:
+        return True   # someone else removed it
     except OSError:
-        pass
+        return False
+    return True

@@ -1,5 +1,5 @@
-"""The expansion cache as a user sees it: a modified cache file is never used, and tests never
-touch the real cache directory."""
+"""The expansion cache as a user sees it: a modified cache file is never used, the cache has a size
+bound, and tests never touch the real cache directory."""
 
 from __future__ import annotations
 
@@ -96,6 +96,7 @@ def tamper_keeping_crc32(image_file: Path) -> bytes:
 def private_cache(tmp_path, monkeypatch):
     directory = tmp_path / "cache"
     monkeypatch.setenv(cache.ENV_VAR, str(directory))
+    monkeypatch.delenv(cache.MAX_BYTES_ENV_VAR, raising=False)
     return directory
 
 
@@ -156,7 +157,7 @@ def test_untouched_cache_file_of_a_format_2_artifact_is_shared_not_rewritten(tmp
     assert isinstance(base, mmap.mmap)
 
 
-# ---------------------------------------------------------------- the directory
+# ---------------------------------------------------------------- size bound and eviction
 
 
 def container_of_size(tmp_path, name: str, n_bytes: int) -> tuple[Path, int]:
@@ -165,6 +166,65 @@ def container_of_size(tmp_path, name: str, n_bytes: int) -> tuple[Path, int]:
     data = np.frombuffer(hashlib.sha256(name.encode()).digest() * (n_bytes // 32), np.uint8)
     path.write_bytes(encode_container({"name": name}, {"data": data}))
     return path, len(build_image({"name": name}, {"data": data}))
+
+
+def cached(directory: Path) -> set[str]:
+    return {p.name for p in directory.glob("*" + cache.SUFFIX)} if directory.exists() else set()
+
+
+def key_of(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest() + cache.SUFFIX
+
+
+def test_storing_past_max_bytes_evicts_the_least_recently_used_image(tmp_path, private_cache, monkeypatch):
+    a, size = container_of_size(tmp_path, "a", 20_000)
+    b, _ = container_of_size(tmp_path, "b", 20_000)
+    c, _ = container_of_size(tmp_path, "c", 20_000)
+    monkeypatch.setenv(cache.MAX_BYTES_ENV_VAR, str(2 * size + 100))   # room for two images
+    read_container(a)
+    read_container(b)
+    assert cached(private_cache) == {key_of(a), key_of(b)}
+    os.utime(private_cache / key_of(a), ns=(1_000_000_000, 1_000_000_000))   # a: long unused...
+    os.utime(private_cache / key_of(b), ns=(2_000_000_000, 2_000_000_000))
+    read_container(a)                                                       # ...until this warm hit
+    assert (private_cache / key_of(a)).stat().st_mtime_ns == 1_000_000_000  # a hit never rewrites
+    read_container(c)
+    assert cached(private_cache) == {key_of(a), key_of(c)}
+    loaded = read_container(b)   # an evicted image is simply rebuilt
+    assert loaded.metadata == {"name": "b"} and len(cached(private_cache)) == 2
+
+
+def test_image_larger_than_max_bytes_loads_in_memory_and_is_not_cached(tmp_path, private_cache, monkeypatch):
+    a, size = container_of_size(tmp_path, "a", 20_000)
+    monkeypatch.setenv(cache.MAX_BYTES_ENV_VAR, str(size - 1))
+    assert read_container(a).metadata == {"name": "a"}
+    assert cached(private_cache) == set()
+    monkeypatch.setenv(cache.MAX_BYTES_ENV_VAR, str(size))
+    read_container(a)
+    assert cached(private_cache) == {key_of(a)}
+
+
+def test_max_bytes_zero_stores_nothing_and_empties_nothing_else(tmp_path, private_cache, monkeypatch):
+    a, _ = container_of_size(tmp_path, "a", 5_000)
+    read_container(a)
+    monkeypatch.setenv(cache.MAX_BYTES_ENV_VAR, "0")
+    b, _ = container_of_size(tmp_path, "b", 5_000)
+    assert read_container(b).metadata == {"name": "b"}
+    assert cached(private_cache) == {key_of(a)}   # eviction runs when storing, and nothing was stored
+
+
+@pytest.mark.parametrize("value", ["lots", "-5", "4GB"])
+def test_invalid_max_bytes_warns_and_uses_the_default(value, monkeypatch):
+    monkeypatch.setenv(cache.MAX_BYTES_ENV_VAR, value)
+    with pytest.warns(RuntimeWarning, match=cache.MAX_BYTES_ENV_VAR):
+        assert cache.max_bytes() == cache.DEFAULT_MAX_BYTES
+
+
+def test_default_max_bytes_is_a_few_gib(monkeypatch):
+    monkeypatch.delenv(cache.MAX_BYTES_ENV_VAR, raising=False)
+    assert cache.max_bytes() == 4 << 30
+    monkeypatch.setenv(cache.MAX_BYTES_ENV_VAR, "1_000")
+    assert cache.max_bytes() == 1000
 
 
 @pytest.mark.skipif(os.name != "posix", reason="POSIX permissions")
