@@ -1,4 +1,4 @@
-"""`make exactness`: the oracle matrix (DESIGN 6) over grammars x real tokenizers.
+"""`make exactness`: the oracle matrix over grammars x real tokenizers (docs/ARCHITECTURE.md, "Exactness").
 
 Per cell (grammar, tokenizer): build the artifact, then
   1. documents: replay every document's real tokens; lark's verdict on the whole text is the judge.

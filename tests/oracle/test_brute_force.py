@@ -1,5 +1,6 @@
-"""Oracle 2 (DESIGN 6): the DWA mask equals the brute-force mask (feed every token's bytes to the
-recognizer) at sampled states: document prefixes cut at arbitrary bytes, and random-walk states."""
+"""Oracle 2 of `make exactness` (docs/ARCHITECTURE.md, "Exactness"): the DWA mask equals the brute-force
+mask (feed every token's bytes to the recognizer) at sampled states: document prefixes cut at arbitrary
+bytes, and random-walk states."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Oracle 1 (DESIGN 6): real documents, tokenized by the real tokenizer, replayed token by token.
+"""Oracle 1 of `make exactness` (docs/ARCHITECTURE.md, "Exactness"): real documents, tokenized by the
+real tokenizer, replayed token by token.
 
 Every token of a document lark accepts must be in the mask before it is committed, and EOS must be
 allowed exactly when the committed text is itself a complete document (lark's verdict on the prefix);

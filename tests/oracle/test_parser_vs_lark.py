@@ -1,9 +1,10 @@
 """The Recognizer (scanner + GLR) against lark's verdicts on real grammars and documents.
 
-Documented semantic difference (DESIGN 2.1): our scanner is a global longest match; lark's Earley
-(dynamic lexer) and contextual LALR lexers can split text differently. Where verdicts differ, the test
-requires that lark's Earley *parser* agrees with us on our own lexeme sequence (so the difference is
-the lexing rule, not the parser) and names the case. Package grammars come from pinned PyPI archives.
+Documented semantic difference (docs/semantics.md, "Scanning" and "Differences from lark"): our scanner
+is a global longest match; lark's Earley (dynamic lexer) and contextual LALR lexers can split text
+differently. Where verdicts differ, the test requires that lark's Earley *parser* agrees with us on our
+own lexeme sequence (so the difference is the lexing rule, not the parser) and names the case. Package
+grammars come from pinned PyPI archives.
 """
 
 from __future__ import annotations
@@ -214,8 +215,9 @@ def test_verilog_netlists_match_lark(max_size):
 
 
 def test_lark_grammar_on_lark_files():
-    """Named difference (DESIGN 2.1, no backtracking): lark.lark's COMMENT starts with optional
-    whitespace, so ` /` followed by `.` (a regexp after a space) is rejected by our scanner."""
+    """Named difference (docs/semantics.md, "No backtracking at lexeme boundaries"): lark.lark's COMMENT
+    starts with optional whitespace, so ` /` followed by `.` (a regexp after a space) is rejected by our
+    scanner."""
     path = lark_grammars_dir() / "lark.lark"
     ch, lk = checker(str(path)), Lark(path.read_text(), parser="lalr")
     files = sorted(lark_grammars_dir().glob("*.lark")) + [REPO_ROOT / "grammars" / "json.lark"]

@@ -1,5 +1,6 @@
-"""Oracle 3 (DESIGN 6): seeded random walks that sample tokens from the mask must produce text that
-lark parses whenever they end with EOS, and must never reach a dead end (an empty mask without EOS)."""
+"""Oracle 3 of `make exactness` (docs/ARCHITECTURE.md, "Exactness"): seeded random walks that sample
+tokens from the mask must produce text that lark parses whenever they end with EOS, and must never reach
+a dead end (an empty mask without EOS)."""
 
 from __future__ import annotations
 
