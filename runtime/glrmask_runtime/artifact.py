@@ -9,6 +9,7 @@ prepares the small Python structures the hot path uses (DWA edges as dicts). Any
 from __future__ import annotations
 
 import os
+import weakref
 from typing import Any
 
 import numpy as np
@@ -22,11 +23,19 @@ from glrmask_runtime.tables import LexerTables, LRTables
 
 
 class Artifact:
-    """A loaded, validated artifact. Immutable and shareable; `matcher()` makes per-request state."""
+    """A loaded, validated artifact. Immutable and shareable; `matcher()` makes per-request state.
+
+    Pickling: an artifact pickles as its absolute path and the sha256 of its file (`fingerprint`),
+    a few hundred bytes. Unpickling returns the artifact already loaded in that process with that
+    path and fingerprint, or loads the file again and raises `ArtifactError` if its sha256 differs
+    (the file was rebuilt or replaced since) or it cannot be loaded.
+    """
 
     def __init__(self, container: Container):
         self.path = container.path
         self.container = container
+        self.fingerprint = container.file_sha256
+        self._abspath = os.path.abspath(container.path)
         self.metadata: dict[str, Any] = container.metadata
         s = container.sections
         self._sections = s
@@ -65,6 +74,10 @@ class Artifact:
             self.closes = [tuple(zip(sets[lo:hi], rows[lo:hi])) for lo, hi in zip(offsets, offsets[1:])]
         self._bool_rows: dict[int, np.ndarray] = {}
         _prefault(self.rows)
+        _LOADED[(self._abspath, self.fingerprint)] = self
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return _restore_artifact, (self._abspath, self.fingerprint)
 
     def _validate_kind(self) -> None:
         if self.metadata.get("kind") != ARTIFACT_KIND:
@@ -130,6 +143,22 @@ def load(path: str | os.PathLike, *, tokenizer_fingerprint: str | None = None) -
             raise TokenizerMismatch(str(path), "artifact was built for another tokenizer "
                                     f"({artifact.metadata['tokenizer'].get('name')!r})",
                                     tokenizer_fingerprint, found)
+    return artifact
+
+
+# Artifacts alive in this process by (absolute path, file sha256): unpickling many matchers loads once.
+_LOADED: weakref.WeakValueDictionary[tuple[str, str], Artifact] = weakref.WeakValueDictionary()
+
+
+def _restore_artifact(path: str, fingerprint: str) -> Artifact:
+    """Unpickle: the live artifact with this path and fingerprint, else a fresh load that must match."""
+    alive = _LOADED.get((path, fingerprint))
+    if alive is not None:
+        return alive
+    artifact = load(path)
+    if artifact.fingerprint != fingerprint:
+        raise ArtifactError(path, "artifact file changed since it was pickled (sha256 differs); "
+                            "the pickled matcher state belongs to the old file", fingerprint, artifact.fingerprint)
     return artifact
 
 

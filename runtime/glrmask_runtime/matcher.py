@@ -12,11 +12,16 @@ token raises `TokenRejected` and leaves the state unchanged. States are immutabl
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from glrmask_runtime.errors import InputRejected, TokenRejected
 from glrmask_runtime.recognizer import ParseState
 from glrmask_runtime.tables import START
+
+if TYPE_CHECKING:
+    from glrmask_runtime.artifact import Artifact
 
 _NO_STATE = -1
 _INT32 = np.dtype(np.int32)   # native int32: a byte-swapped array is refused like any other dtype
@@ -29,16 +34,31 @@ class Matcher:
         >>> m = artifact.matcher()
         >>> allowed = m.mask()            # bool (vocab_size,)
         >>> m.commit(int(token_id))       # raises TokenRejected if not allowed
+
+    Pickling: a matcher pickles as its artifact (by path and file sha256, see `Artifact`) plus what
+    was committed (token ids and byte strings, in order); unpickling reloads the artifact (or reuses
+    the one already loaded in that process), checks the fingerprint (`ArtifactError` if the file
+    changed) and replays the commits, so the copy has the same masks, `steps` and `rollback()`
+    history. It suits multiprocessing workers and moving a request to another process on the same
+    machine (the artifact file must be at the same path there). The replay costs one commit per step.
     """
 
-    __slots__ = ("_art", "_state", "_finished", "_history", "_cached")
+    __slots__ = ("_art", "_state", "_finished", "_history", "_cached", "_replayable")
 
     def __init__(self, artifact, state: ParseState | None = None):
         self._art = artifact
         self._state = state if state is not None else artifact.recognizer.initial()
         self._finished = False
-        self._history: list[tuple[ParseState, bool]] = []
+        # One entry per commit: (state before, finished before, what was committed).
+        self._history: list[tuple[ParseState, bool, int | bytes]] = []
         self._cached: tuple[ParseState, int | np.ndarray] | None = None   # the last state's mask
+        self._replayable = state is None   # starts at the grammar's start: pickles as its commits
+
+    def __reduce__(self) -> tuple[object, ...]:
+        if not self._replayable:
+            raise TypeError("a Matcher made from a raw ParseState cannot be pickled; "
+                            "make it with artifact.matcher() and commit")
+        return _restore_matcher, (self._art, tuple(entry[2] for entry in self._history))
 
     # ----- masks -------------------------------------------------------------------------------
 
@@ -161,14 +181,14 @@ class Matcher:
         if not self._allowed(token_id):
             raise TokenRejected(token_id, art.token_bytes(token_id), step)
         if token_id in art.eos_token_ids:
-            self._history.append((self._state, self._finished))
+            self._history.append((self._state, self._finished, token_id))
             self._finished = True
             return
         try:
             state = art.recognizer.feed(self._state, art.token_bytes(token_id))
         except InputRejected as err:   # the DWA allowed it but the parser did not: a bug
             raise RuntimeError(f"internal inconsistency: token {token_id} is in the mask but {err}") from err
-        self._history.append((self._state, self._finished))
+        self._history.append((self._state, self._finished, token_id))
         self._state = state
 
     def commit_bytes(self, data: bytes | bytearray | memoryview) -> None:
@@ -186,7 +206,7 @@ class Matcher:
         if self._finished:
             raise InputRejected(0, "the output is finished (EOS committed)")
         state = self._art.recognizer.feed(self._state, data)
-        self._history.append((self._state, self._finished))
+        self._history.append((self._state, self._finished, data))
         self._state = state
 
     def rollback(self, n: int = 1) -> None:
@@ -194,7 +214,7 @@ class Matcher:
         if not 0 <= n <= len(self._history):
             raise ValueError(f"cannot roll back {n} steps; {len(self._history)} committed")
         if n:
-            self._state, self._finished = self._history[-n]
+            self._state, self._finished, _ = self._history[-n]
             del self._history[-n:]
 
     def copy(self) -> "Matcher":
@@ -202,6 +222,7 @@ class Matcher:
         other = Matcher(self._art, self._state)
         other._finished = self._finished
         other._history = list(self._history)
+        other._replayable = self._replayable
         return other
 
     def reset(self) -> None:
@@ -209,6 +230,7 @@ class Matcher:
         self._state = self._art.recognizer.initial()
         self._finished = False
         self._history.clear()
+        self._replayable = True
 
     def _check_token(self, token_id: object) -> int:
         value = token_id if type(token_id) is int else _as_index("token id", token_id)
@@ -220,6 +242,17 @@ class Matcher:
     def steps(self) -> int:
         """Number of commits so far."""
         return len(self._history)
+
+
+def _restore_matcher(artifact: Artifact, inputs: tuple[int | bytes, ...]) -> Matcher:
+    """Unpickle: a fresh matcher that commits `inputs` again (the artifact is verified already)."""
+    matcher = Matcher(artifact)
+    for item in inputs:
+        if isinstance(item, bytes):
+            matcher.commit_bytes(item)
+        else:
+            matcher.commit(item)
+    return matcher
 
 
 def _as_index(what: str, value: object) -> int:
