@@ -12,10 +12,9 @@ import time
 from pathlib import Path
 
 import lark
-
-from bench.workloads import syncode_sql_grammar
 from lark.load_grammar import load_grammar
 
+from bench.workloads import syncode_sql_grammar
 from glrmask_cli.grammar import TerminalSpec
 from glrmask_cli.lexer import build_lexer
 
@@ -36,7 +35,8 @@ def terminal_specs(path: Path) -> tuple[list[TerminalSpec], list[str]]:
 
 
 def run() -> dict:
-    grammars = {"json": REPO / "grammars" / "json.lark", "python": LARK_GRAMMARS / "python.lark", "sql": syncode_sql_grammar()}
+    grammars = {"json": REPO / "grammars" / "json.lark", "python": LARK_GRAMMARS / "python.lark",
+                "sql": syncode_sql_grammar()}
     results = {}
     for name, path in grammars.items():
         specs, ignore = terminal_specs(path)

@@ -79,8 +79,9 @@ def run() -> dict:
     results["tables"]["sql"] = _tables(syncode_sql_grammar())
     # python eval_input: flat stack effects explode (see stack_effects docstring), so LR only
     results["tables"]["python_eval_input"] = _tables(PYTHON, "eval_input", effects=False)
-    results["tables"]["python_eval_input"]["graph_nodes"] = sum(
-        len(g.edges) for g in build_effect_graphs(build_lr(normalize(build_cfg(load_grammar(PYTHON, "eval_input")))).tables))
+    python_lr = build_lr(normalize(build_cfg(load_grammar(PYTHON, "eval_input"))))
+    python_graphs = build_effect_graphs(python_lr.tables)
+    results["tables"]["python_eval_input"]["graph_nodes"] = sum(len(g.edges) for g in python_graphs)
     suite = sorted((REPO / "tests" / "data" / "JSONTestSuite" / "test_parsing").glob("y_*.json"))
     results["throughput"]["json_suite"] = _throughput(json_grammar, [p.read_bytes() for p in suite])
     spider = CORPORA / "sql" / "spider" / "dev_gold.tsv"

@@ -93,7 +93,7 @@ def table_rows(results: list[dict]) -> list[list[str]]:
 def format_table(rows: list[list[str]]) -> str:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(cell.rjust(w) if i >= 3 else cell.ljust(w) for i, (cell, w) in
-                       enumerate(zip(row, widths))).rstrip() for row in rows]
+                       enumerate(zip(row, widths, strict=False))).rstrip() for row in rows]
     lines.insert(1, "-" * len(lines[0]))
     return "\n".join(lines)
 

@@ -291,8 +291,8 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="gpt2 and cl100k only, fewer states and walks")
     parser.add_argument("--grammars", default=",".join(c.name for c in CASES),
                         help="comma-separated cell names, or `unsupported` for the refused grammars")
-    parser.add_argument("--tokenizers", default=None,
-                        help=f"comma-separated tokenizer files (default: all; --quick: the first two): {', '.join(TOKENIZERS)}")
+    parser.add_argument("--tokenizers", default=None, help="comma-separated tokenizer files (default: all; --quick: "
+                                                          f"the first two): {', '.join(TOKENIZERS)}")
     parser.add_argument("--no-llguidance", action="store_true", help="skip oracle 4")
     # latex.lark needs the most: up to 6.4 GB of address space and 35 CPU minutes (o200k, Llama-3)
     parser.add_argument("--max-gb", type=float, default=12.0, help="address-space cap per cell process")
@@ -376,7 +376,8 @@ def summary_table(cells: list[dict]) -> str:
         if cell.get("kind") == "unsupported":
             seen = cell.get("expected_error_seen")
             verdict = "skipped" if seen is None else "refused as expected" if seen else "NOT refused as expected"
-            lines.append(f"| {cell['grammar']} | (unsupported) |" + " |" * (len(COLUMNS) + 1) + f" {verdict} | {when} |")
+            lines.append(f"| {cell['grammar']} | (unsupported) |" + " |" * (len(COLUMNS) + 1) +
+                         f" {verdict} | {when} |")
             continue
         if "skipped" in cell or "error" in cell:
             what = "skipped" if "skipped" in cell else "ERROR"

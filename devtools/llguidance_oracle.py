@@ -42,7 +42,7 @@ def compare(b, lark_text: str, documents: list[tuple[str, list[int]]], max_examp
         try:
             proc.stdin.write(json.dumps(job).encode())    # the worker reads all of it before writing
             proc.stdin.close()
-            for (name, _), tokens in zip(documents, job["documents"]):
+            for (name, _), tokens in zip(documents, job["documents"], strict=True):
                 _compare_document(b, name, tokens, proc.stdout, job["width"], out, max_examples)
         except NotRun as err:
             proc.kill()
@@ -61,7 +61,8 @@ def _job(b, lark_text: str, documents: list[tuple[str, list[int]]]) -> dict:
     vocab = b.vocab
     ordinary = [(t, data) for t, data in enumerate(vocab.token_bytes) if t not in vocab.special_ids]
     if len({data for _, data in ordinary}) != len(ordinary):
-        raise NotRun(f"{vocab.name}: several ids share the same bytes; llguidance's from_tiktoken needs one id per bytes")
+        raise NotRun(f"{vocab.name}: several ids share the same bytes; "
+                     "llguidance's from_tiktoken needs one id per bytes")
     specials = {text: t for t, text in sorted(vocab.special_names.items())}
     return {"ranks": [[base64.b64encode(data).decode(), t] for t, data in ordinary], "specials": specials,
             "eos": list(b.artifact.eos_token_ids), "n_vocab": vocab.size, "grammar": lark_text,
@@ -110,7 +111,10 @@ def _classify(b, at: tuple, ours: np.ndarray, theirs: np.ndarray, out: dict, max
     """Class = which side allows more, where (start / complete: EOS allowed / inside), and `forced`
     when llguidance allows exactly one token (it narrows a forced continuation to one spelling)."""
     name, tokens, step, where = at
-    bits = lambda row: np.unpackbits(row.view(np.uint8), bitorder="little")[:b.vocab.size].astype(bool)
+
+    def bits(row: np.ndarray) -> np.ndarray:
+        return np.unpackbits(row.view(np.uint8), bitorder="little")[:b.vocab.size].astype(bool)
+
     mine, other = bits(ours), bits(theirs)
     only_ours, only_theirs = np.flatnonzero(mine & ~other), np.flatnonzero(other & ~mine)
     eos = set(b.artifact.eos_token_ids)

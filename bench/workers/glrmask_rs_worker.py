@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import glrmask
 import numpy as np
-
 import worker_common as wc
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import llguidance
 import llguidance.numpy
 import numpy as np
-
 import worker_common as wc
 
 

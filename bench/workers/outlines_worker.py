@@ -8,11 +8,10 @@ non-special token; the first EOS id is the Vocabulary's eos. Artifact: the pickl
 from __future__ import annotations
 
 import pickle
+from importlib.metadata import version
 
 import numpy as np
 import outlines_core
-from importlib.metadata import version
-
 import worker_common as wc
 
 

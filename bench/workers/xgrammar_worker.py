@@ -8,9 +8,8 @@ real compile). Artifact: CompiledGrammar.serialize_json(); load = deserialize_js
 from __future__ import annotations
 
 import numpy as np
-import xgrammar
-
 import worker_common as wc
+import xgrammar
 
 
 def _tokenizer_info(spec: dict) -> xgrammar.TokenizerInfo:

@@ -157,7 +157,7 @@ def _spider(limit: int | None) -> list[tuple[bytes, bool]]:
     lines = corpus_path("sql/spider/dev_gold.tsv").read_text(encoding="utf-8").splitlines()
     with open(corpus_path("sql/spider/lark_labels.csv"), newline="") as f:
         labels = [row["syncode_sql_lalr"] == "accept" for row in csv.DictReader(f)]
-    pairs = [(line.split("\t")[0].encode(), ok) for line, ok in zip(lines, labels)]
+    pairs = [(line.split("\t")[0].encode(), ok) for line, ok in zip(lines, labels, strict=True)]
     return pairs[::max(1, len(pairs) // limit)] if limit else pairs
 
 
@@ -174,7 +174,8 @@ def _mutations(data: bytes, rng: random.Random, n: int) -> list[bytes]:
             out.append(data[:i] + bytes([rng.choice(b"(),; 'a1=")]) + data[i:])
         else:
             j = rng.randrange(len(data) + 1)
-            out.append(data[:min(i, j)] + data[max(i, j):max(i, j) + 3] + data[min(i, j):max(i, j)] + data[max(i, j) + 3:])
+            lo, hi = min(i, j), max(i, j)
+            out.append(data[:lo] + data[hi:hi + 3] + data[lo:hi] + data[hi + 3:])
     return out
 
 
@@ -276,7 +277,7 @@ def test_stress_grammar_language_equals_earley(name, tmp_path):
     verdicts = [lark_accepts(judge, s) for s in cases]
     assert any(verdicts) and not all(verdicts)
     r = ch.recognizer
-    for s, expected in zip(cases, verdicts):
+    for s, expected in zip(cases, verdicts, strict=True):
         assert ch.check_bytes(s).ok == expected, s
         if expected:
             state = r.initial()

@@ -74,6 +74,7 @@ def test_utf8_sequences_exact():
             if 0xD800 <= cp <= 0xDFFF:
                 continue
             data = chr(cp).encode()
-            hits = sum(len(s) == len(data) and all(a <= b <= c for (a, c), b in zip(s, data)) for s in seqs)
+            hits = sum(len(s) == len(data) and all(a <= b <= c for (a, c), b in zip(s, data, strict=True))
+                       for s in seqs)
             inside = any(a <= cp <= b for a, b in ranges)
             assert hits == (1 if inside else 0), (hex(lo), hex(hi), hex(cp))

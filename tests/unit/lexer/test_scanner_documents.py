@@ -56,7 +56,7 @@ def test_json_suite_matches_lark_lexer(setup):
         expected = [t.type for t in parser.lex(text)]
         got = [s for s in lex_all(scanner, data) if not set(s) <= ignored]
         assert len(got) == len(expected), name
-        for terms, lark_type in zip(got, expected):
+        for terms, lark_type in zip(got, expected, strict=True):
             assert lark_type in {spec.terminals[t].name for t in terms}, (name, terms, lark_type)
         compared += 1
     assert compared >= 90

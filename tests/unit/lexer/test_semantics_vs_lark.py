@@ -2,11 +2,10 @@
 
 import re
 
-from glrmask_runtime.lexer import Scanner
-from glrmask_runtime.tables import START
-
 from glrmask_cli.grammar import TerminalSpec
 from glrmask_cli.lexer.scanner import build_lexer
+from glrmask_runtime.lexer import Scanner
+from glrmask_runtime.tables import START
 
 
 def test_alternation_is_the_fullmatch_language_not_leftmost_first():

@@ -12,7 +12,8 @@ import random
 import re
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from glrmask_cli.errors import UnsupportedFeature
 from glrmask_cli.lexer.dfa import EOF, START

@@ -88,7 +88,7 @@ def _check_cycle_claim(cfg: CFG, message: str) -> None:
     names = re.search(r"cyclic \(([^)]*)\)", message).group(1).split(" => ")
     ids = {cfg.name(s): s for s in range(cfg.n_terminals, cfg.n_terminals + len(cfg.nonterminal_names))}
     nullable = _nullable(cfg)
-    for a, b in zip(names, names[1:]):
+    for a, b in zip(names, names[1:], strict=False):
         assert any(r.lhs == ids[a] and ids[b] in r.rhs and
                    all(s in nullable for i, s in enumerate(r.rhs) if i != r.rhs.index(ids[b]) or
                        s != ids[b]) for r in cfg.rules), (a, b, message)

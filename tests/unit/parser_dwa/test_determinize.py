@@ -8,14 +8,14 @@ from hypothesis import strategies as st
 from glrmask_cli.errors import LimitExceeded
 from glrmask_cli.parser.stack_effects import ANY
 from glrmask_cli.parser_dwa.determinize import NO_STATE, StatePool, determinize
-from tests.support.dwa_walk import walk
 from glrmask_cli.parser_dwa.read_nfa import ReadNFA
+from tests.support.dwa_walk import walk
 
 LABELS = [0, 1, 2, 3]
 
 
 def matches(prefix, stack):
-    return len(prefix) <= len(stack) and all(p == ANY or p == s for p, s in zip(prefix, stack))
+    return len(prefix) <= len(stack) and all(p == ANY or p == s for p, s in zip(prefix, stack, strict=False))
 
 
 prefix = st.lists(st.sampled_from(LABELS + [ANY]), max_size=4).map(
@@ -60,7 +60,7 @@ def test_groups_sharing_a_pool_walk_as_their_own_automata(first, second, sample_
     pool = StatePool()
     parts = [pool.add_group(ReadNFA.from_prefixes(p)) for p in (first, second)]
     together = pool.dwa([part.root for part in parts])
-    for part, prefixes, root in zip(parts, (first, second), together.roots):
+    for part, prefixes, root in zip(parts, (first, second), together.roots, strict=True):
         alone = determinize([ReadNFA.from_prefixes(prefixes)])
         assert part.n_states == alone.n_states
         for stack in sample_stacks:

@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 
 from glrmask_cli.parser.stack_effects import ANY, EffectGraph, StackEffect
 from glrmask_cli.parser_dwa.determinize import determinize
-from tests.support.dwa_walk import walk
 from glrmask_cli.parser_dwa.splice import build_read_nfa
 from glrmask_cli.terminal_dwa import FINAL_END, Outcome, TerminalDWA
+from tests.support.dwa_walk import walk
 
 B, C, P, R, S, U = 10, 11, 12, 13, 14, 15
 

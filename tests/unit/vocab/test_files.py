@@ -73,7 +73,7 @@ def test_tokenizer_json_matches_tokenizers_library(filename):
     ordinary = [i for i in range(vocab.size) if i not in vocab.special_ids]
     decoded = judge.decode_batch([[i] for i in ordinary], skip_special_tokens=False)
     checked = 0
-    for token_id, text in zip(ordinary, decoded):
+    for token_id, text in zip(ordinary, decoded, strict=True):
         try:
             expected = vocab.token_bytes[token_id].decode("utf-8")
         except UnicodeDecodeError:

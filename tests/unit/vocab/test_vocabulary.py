@@ -51,7 +51,8 @@ def test_fingerprint_changes_with_bytes_and_specials_but_not_names_or_eos():
     assert tiny(special_names={0: "<x>"}).fingerprint == tiny(special_names={0: "<y>"}).fingerprint
     assert tiny(eos_ids=[5]).fingerprint == base.fingerprint   # 5 is already special (empty)
     # moving bytes between neighbours must change it (lengths are hashed, not only the concatenation)
-    assert Vocabulary.from_tokens("t", [b"ab", b"c"]).fingerprint != Vocabulary.from_tokens("t", [b"a", b"bc"]).fingerprint
+    split_ab_c, split_a_bc = Vocabulary.from_tokens("t", [b"ab", b"c"]), Vocabulary.from_tokens("t", [b"a", b"bc"])
+    assert split_ab_c.fingerprint != split_a_bc.fingerprint
     assert compute_fingerprint(base.token_bytes, base.special_ids) == base.fingerprint
 
 
