@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import os
 import weakref
-from typing import Any
+from itertools import pairwise
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 
@@ -20,6 +21,13 @@ from glrmask_runtime.recognizer import Recognizer
 from glrmask_runtime.schema import ARTIFACT_KIND as ARTIFACT_KIND
 from glrmask_runtime.schema import sections_for
 from glrmask_runtime.tables import LexerTables, LRTables
+
+if TYPE_CHECKING:
+    from glrmask_runtime.matcher import Matcher
+
+
+# DWA state -> accept id: a list when built at load, else the mapped array (big artifacts, see EAGER_DWA_STATES).
+AcceptIds: TypeAlias = "list[int] | np.ndarray"
 
 
 class Artifact:
@@ -61,17 +69,19 @@ class Artifact:
         eager = self.n_dwa_states <= EAGER_DWA_STATES
         self.dwa_edges = _CSRDicts(s["dwa.edge_offsets"], s["dwa.edge_labels"], s["dwa.edge_targets"], eager)
         self.dwa_default = s["dwa.default"].tolist()
+        self.accept_of: AcceptIds
+        self.row_maps: _CSRDicts
         if self.container.format_version == 1:
             self.dwa_roots = [(0,)] * self.lr.n_states
             self.accept_of, self.row_maps = _dense_row_maps(s["dwa.row_by_lexer_state"])
             self.closes: list[tuple[tuple[int, int], ...]] = [()] * self.lexer.n_states
         else:
             offsets, roots = s["dwa.root_offsets"].tolist(), s["dwa.roots"].tolist()
-            self.dwa_roots = [tuple(roots[lo:hi]) for lo, hi in zip(offsets, offsets[1:])]
+            self.dwa_roots = [tuple(roots[lo:hi]) for lo, hi in pairwise(offsets)]
             self.accept_of = s["dwa.accept_of"].tolist() if eager else s["dwa.accept_of"]
             self.row_maps = _CSRDicts(s["rows.q_offsets"], s["rows.q_accepts"], s["rows.q_rows"], eager)
             offsets, sets, rows = (s[f"rows.close_{n}"].tolist() for n in ("offsets", "sets", "rows"))
-            self.closes = [tuple(zip(sets[lo:hi], rows[lo:hi])) for lo, hi in zip(offsets, offsets[1:])]
+            self.closes = [tuple(zip(sets[lo:hi], rows[lo:hi], strict=True)) for lo, hi in pairwise(offsets)]
         self._bool_rows: dict[int, np.ndarray] = {}
         _prefault(self.rows)
         _LOADED[(self._abspath, self.fingerprint)] = self
@@ -81,7 +91,8 @@ class Artifact:
 
     def _validate_kind(self) -> None:
         if self.metadata.get("kind") != ARTIFACT_KIND:
-            raise ArtifactError(self.path, "not a GLRMask Parser DWA artifact", ARTIFACT_KIND, self.metadata.get("kind"))
+            raise ArtifactError(self.path, "not a GLRMask Parser DWA artifact", ARTIFACT_KIND,
+                                self.metadata.get("kind"))
         for name, spec in sections_for(self.container.format_version).items():
             array = self._sections.get(name)
             if array is None:
@@ -119,14 +130,14 @@ class Artifact:
             self._bool_rows[row] = cached
         return cached
 
-    def matcher(self):
+    def matcher(self) -> Matcher:
         """A fresh matcher at the start of the grammar."""
         from glrmask_runtime.matcher import Matcher
 
         return Matcher(self)
 
 
-def load(path: str | os.PathLike, *, tokenizer_fingerprint: str | None = None) -> Artifact:
+def load(path: str | os.PathLike[str], *, tokenizer_fingerprint: str | None = None) -> Artifact:
     """Memory-map and validate an artifact.
 
     Args:
@@ -196,7 +207,8 @@ def _validate_tables(art: Artifact) -> None:
     _check(n_dwa >= 1 and _monotone(s["dwa.edge_offsets"], s["dwa.edge_labels"].size)
            and s["dwa.edge_offsets"].shape == (n_dwa + 1,), p, "DWA edge offsets")
     _check(s["dwa.edge_targets"].shape == s["dwa.edge_labels"].shape, p, "DWA edge targets")
-    _check(_in_range(s["dwa.edge_targets"], 0, n_dwa) and _in_range(s["dwa.default"], -1, n_dwa), p, "DWA edge target out of range")
+    _check(_in_range(s["dwa.edge_targets"], 0, n_dwa) and _in_range(s["dwa.default"], -1, n_dwa), p,
+           "DWA edge target out of range")
     _check(_in_range(s["dwa.edge_labels"], 0, n_lr), p, "DWA edge label out of range")
     n_rows = art.rows.shape[0]
     if "dwa.roots" in s:
@@ -205,12 +217,15 @@ def _validate_tables(art: Artifact) -> None:
         accept_of = s["dwa.accept_of"]
         n_accept = int(accept_of.max()) + 1 if accept_of.size else 0
         _check(accept_of.shape == (n_dwa,) and _in_range(accept_of, 0, n_dwa), p, "DWA accept ids")
-        _check(s["rows.q_offsets"].shape == (n_lex + 1,) and _monotone(s["rows.q_offsets"], s["rows.q_accepts"].size)
+        _check(s["rows.q_offsets"].shape == (n_lex + 1,)
+               and _monotone(s["rows.q_offsets"], s["rows.q_accepts"].size)
                and s["rows.q_rows"].shape == s["rows.q_accepts"].shape, p, "row table offsets")
         _check(_in_range(s["rows.q_accepts"], 0, n_accept) and _in_range(s["rows.q_rows"], 0, n_rows), p, "row table")
-        _check(s["rows.close_offsets"].shape == (n_lex + 1,) and _monotone(s["rows.close_offsets"], s["rows.close_sets"].size)
+        _check(s["rows.close_offsets"].shape == (n_lex + 1,)
+               and _monotone(s["rows.close_offsets"], s["rows.close_sets"].size)
                and s["rows.close_rows"].shape == s["rows.close_sets"].shape, p, "close table offsets")
-        _check(_in_range(s["rows.close_sets"], 1, n_sets) and _in_range(s["rows.close_rows"], 0, n_rows), p, "close table")
+        _check(_in_range(s["rows.close_sets"], 1, n_sets) and _in_range(s["rows.close_rows"], 0, n_rows), p,
+               "close table")
     else:
         row_table = s["dwa.row_by_lexer_state"]
         _check(row_table.shape == (n_lex, n_dwa) and _in_range(row_table, 0, n_rows), p, "DWA row table")
@@ -228,7 +243,7 @@ def _monotone(offsets: np.ndarray, total: int) -> bool:
 EAGER_DWA_STATES = 50_000   # up to this, every edge and row dict is built at load (about 1 us per state)
 
 
-class _CSRDicts(dict):
+class _CSRDicts(dict[int, dict[int, int]]):
     """i -> dict(keys[offsets[i]:offsets[i+1]] -> values[...]): all built at load if `eager`, else
     each on first use from the mapped arrays (big DWAs load fast and only what walks reach costs
     memory)."""
@@ -238,11 +253,11 @@ class _CSRDicts(dict):
         self._offsets, self._keys, self._values = offsets, keys, values
         if eager:
             bounds, k, v = offsets.tolist(), keys.tolist(), values.tolist()
-            self.update((i, dict(zip(k[lo:hi], v[lo:hi]))) for i, (lo, hi) in enumerate(zip(bounds, bounds[1:])))
+            self.update((i, dict(zip(k[lo:hi], v[lo:hi], strict=True))) for i, (lo, hi) in enumerate(pairwise(bounds)))
 
     def __missing__(self, i: int) -> dict[int, int]:
         lo, hi = int(self._offsets[i]), int(self._offsets[i + 1])
-        found = self[i] = dict(zip(self._keys[lo:hi].tolist(), self._values[lo:hi].tolist()))
+        found = self[i] = dict(zip(self._keys[lo:hi].tolist(), self._values[lo:hi].tolist(), strict=True))
         return found
 
 

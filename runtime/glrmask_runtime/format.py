@@ -18,6 +18,7 @@ import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Any, NamedTuple, TypeAlias
 
 import msgpack
 import numpy as np
@@ -51,7 +52,11 @@ MAX_IMAGE_SIZE = 1 << 32  # 4 GiB: bounds the memory a crafted file can make the
 MAX_NDIM = 8
 MAX_DEPTH = 32  # metadata nesting
 SECTION_NAME = re.compile(r"[A-Za-z0-9_.:/-]{1,128}")
-DTYPES: dict[str, np.dtype] = {
+# Decoded metadata: plain msgpack values (checked by `_validate_plain`), so its leaves are not typed further.
+Metadata: TypeAlias = dict[str, Any]
+# What an image lives in: the bytes just expanded, a cache file's mmap, or an aligned in-memory copy.
+ImageBuffer: TypeAlias = "bytes | mmap.mmap | memoryview"
+DTYPES: dict[str, np.dtype[Any]] = {
     name: np.dtype(name).newbyteorder("<")
     for name in ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64")
 }
@@ -62,12 +67,23 @@ class Container:
     """A loaded artifact. `sections` are read-only views; `compressed_size` is the file size."""
 
     path: str
-    metadata: dict
+    metadata: Metadata
     sections: Mapping[str, np.ndarray]
     file_sha256: str
     compressed_size: int
     expanded_size: int
     format_version: int
+
+
+class SectionEntry(NamedTuple):
+    """One checked section table entry (section 2 of artifacts/FORMAT.md)."""
+
+    name: str
+    dtype: str
+    shape: tuple[int, ...]
+    offset: int
+    length: int
+    crc32: int
 
 
 @dataclass(frozen=True)
@@ -86,7 +102,7 @@ class Header:
 # ---------------------------------------------------------------- writing
 
 
-def encode_container(metadata: dict, sections: Mapping[str, np.ndarray]) -> bytes:
+def encode_container(metadata: Metadata, sections: Mapping[str, np.ndarray]) -> bytes:
     """Serialize metadata + sections into artifact bytes (same inputs -> same bytes).
 
     Raises TypeError/ValueError (expected vs got) for metadata that msgpack cannot carry
@@ -95,15 +111,15 @@ def encode_container(metadata: dict, sections: Mapping[str, np.ndarray]) -> byte
     return wrap_image(build_image(metadata, sections))
 
 
-def build_image(metadata: dict, sections: Mapping[str, np.ndarray]) -> bytes:
+def build_image(metadata: Metadata, sections: Mapping[str, np.ndarray]) -> bytes:
     """The expanded form: index length, msgpack index, then 64-byte aligned little-endian sections."""
     if not isinstance(sections, Mapping):
         raise TypeError(f"sections: expected a mapping name -> numpy array, got {type(sections).__name__}")
     meta = _canonical(metadata, "metadata", 0)
     if not isinstance(meta, dict):
         raise TypeError(f"metadata: expected a dict, got {type(metadata).__name__}")
-    arrays = [(name, _section_array(name, sections[name])) for name in sorted(_section_names(sections))]
-    arrays = [(name, array, zlib.crc32(array)) for name, array in arrays]
+    checked = [(name, _section_array(name, sections[name])) for name in sorted(_section_names(sections))]
+    arrays = [(name, array, zlib.crc32(array.data)) for name, array in checked]
     # Offsets change the index length (msgpack ints grow), so move the first section one alignment
     # step at a time until the index fits in front of it: the first fit is always align(index end).
     base = _align(IMAGE_PREFIX.size + len(_pack_index({"metadata": meta, "sections": _table(arrays, 0)})))
@@ -117,14 +133,15 @@ def build_image(metadata: dict, sections: Mapping[str, np.ndarray]) -> bytes:
     image = bytearray(end)
     image[:IMAGE_PREFIX.size] = IMAGE_PREFIX.pack(len(index))
     image[IMAGE_PREFIX.size:IMAGE_PREFIX.size + len(index)] = index
-    for (_, array, _), row in zip(arrays, table):
+    for (_, array, _), row in zip(arrays, table, strict=True):
         image[row[3]:row[3] + row[4]] = array.tobytes()
     return bytes(image)
 
 
-def _table(arrays: list[tuple[str, np.ndarray, int]], base: int) -> list[list]:
+def _table(arrays: list[tuple[str, np.ndarray, int]], base: int) -> list[list[Any]]:
     """Section table rows [name, dtype, shape, offset, length, crc32] laid out from `base`."""
-    table, offset = [], base
+    table: list[list[Any]] = []
+    offset = base
     for name, array, crc in arrays:
         offset = _align(offset)
         table.append([name, _dtype_name(array.dtype), list(array.shape), offset, array.nbytes, crc])
@@ -149,7 +166,7 @@ def pack_header(body_size: int, image_size: int, body_sha256: bytes, image_sha25
     return bytes(header)
 
 
-def _section_names(sections: Mapping) -> list[str]:
+def _section_names(sections: Mapping[str, object]) -> list[str]:
     for name in sections:
         if not isinstance(name, str) or not SECTION_NAME.fullmatch(name):
             raise ValueError(f"section name {name!r}: expected 1-128 characters of [A-Za-z0-9_.:/-]")
@@ -195,8 +212,9 @@ def _canonical(value: object, where: str, depth: int) -> object:
                     f"got {type(value).__name__}")
 
 
-def _pack_index(index: dict) -> bytes:
-    return msgpack.packb(index, use_bin_type=True)
+def _pack_index(index: dict[str, object]) -> bytes:
+    packed: bytes = msgpack.packb(index, use_bin_type=True)
+    return packed
 
 
 def _align(offset: int) -> int:
@@ -220,7 +238,7 @@ def read_container(path: str | os.PathLike[str]) -> Container:
     # sha256 of the whole file proves this file is that one, and the image must have the sha256 the
     # header names: the warm path skips the body checks. Versions 1 and 2 name no image sha256 (their
     # crc32 is no defence against a modified cache file), so they always take the cold path.
-    image: mmap.mmap | np.ndarray | None = None
+    image: mmap.mmap | memoryview | None = None
     if header.image_sha256 is not None:
         image = cache.open_image(key, header.image_size, header.image_sha256)
     if image is None:
@@ -229,7 +247,7 @@ def read_container(path: str | os.PathLike[str]) -> Container:
         _check_body(where, data, header)
         expanded = _expand(where, data, header)
         del data
-        index = _parse_index(where, expanded, deep=True)
+        metadata, sections = _parse_index(where, expanded, deep=True)
         mapped = None
         if header.image_sha256 is None:   # versions 1, 2: share a cache file that holds these very bytes
             mapped = cache.open_image(key, len(expanded), hashlib.sha256(expanded).digest())
@@ -237,8 +255,8 @@ def read_container(path: str | os.PathLike[str]) -> Container:
             mapped = cache.store_image(key, expanded)
         image = _aligned_copy(expanded) if mapped is None else mapped
     else:
-        index = _parse_index(where, image, deep=False)
-    return Container(path=where, metadata=index["metadata"], sections=_views(image, index["sections"]),
+        metadata, sections = _parse_index(where, image, deep=False)
+    return Container(path=where, metadata=metadata, sections=_views(image, sections),
                      file_sha256=key, compressed_size=file_size, expanded_size=header.image_size,
                      format_version=header.version)
 
@@ -388,7 +406,7 @@ def _expand(where: str, data: bytes, header: Header) -> bytes:
     return image
 
 
-def _parse_index(where: str, image, deep: bool) -> dict:
+def _parse_index(where: str, image: ImageBuffer, deep: bool) -> tuple[Metadata, list[SectionEntry]]:
     """Decode and validate the msgpack index; `deep` also checks section checksums and padding."""
     (index_size,) = IMAGE_PREFIX.unpack_from(image)
     if index_size > len(image) - IMAGE_PREFIX.size:
@@ -412,12 +430,12 @@ def _parse_index(where: str, image, deep: bool) -> dict:
     sections = _validate_table(where, index["sections"], index_end, len(image))
     if deep:
         _validate_section_data(where, image, sections, index_end)
-    return {"metadata": index["metadata"], "sections": sections}
+    return index["metadata"], sections
 
 
-def _validate_plain(where: str, metadata: dict) -> None:
+def _validate_plain(where: str, metadata: Metadata) -> None:
     """Metadata holds only plain msgpack values (no ext types), str map keys, bounded nesting."""
-    stack = [(metadata, "metadata", 0)]
+    stack: list[tuple[object, str, int]] = [(metadata, "metadata", 0)]
     while stack:
         value, at, depth = stack.pop()
         if depth > MAX_DEPTH:
@@ -436,11 +454,13 @@ def _validate_plain(where: str, metadata: dict) -> None:
                                 type(value).__name__)
 
 
-def _validate_table(where: str, table: object, index_end: int, image_size: int) -> list[tuple]:
+def _validate_table(where: str, table: object, index_end: int, image_size: int) -> list[SectionEntry]:
     """Check every section entry: name order, dtype, shape, canonical offset, length, bounds."""
     if not isinstance(table, list):
         raise ArtifactError(where, "section table must be a list", "list", type(table).__name__)
-    sections, previous, end = [], None, index_end
+    sections: list[SectionEntry] = []
+    previous: str | None = None
+    end = index_end
     for number, entry in enumerate(table):
         if not isinstance(entry, list) or len(entry) != 6:
             raise ArtifactError(where, f"section table entry {number} must be a 6-item list "
@@ -466,7 +486,7 @@ def _validate_table(where: str, table: object, index_end: int, image_size: int) 
                                 f"end <= {image_size}", offset + length)
         if not _is_int(crc) or not 0 <= crc < (1 << 32):
             raise ArtifactError(where, f"{what}: checksum must be a crc32", "0 <= crc32 < 2**32", crc)
-        sections.append((name, dtype, tuple(shape), offset, length, crc))
+        sections.append(SectionEntry(name, dtype, tuple(shape), offset, length, crc))
         previous, end = name, offset + length
     if image_size != _align(end):
         raise ArtifactError(where, "expanded image size disagrees with the section table", _align(end),
@@ -488,7 +508,7 @@ def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _validate_section_data(where: str, image, sections: list[tuple], index_end: int) -> None:
+def _validate_section_data(where: str, image: ImageBuffer, sections: list[SectionEntry], index_end: int) -> None:
     """Section crc32s, 0/1 bools, zero padding (the cold path; the warm path trusts the image crc)."""
     view, end = memoryview(image), index_end
     for name, dtype, _, offset, length, crc in sections:
@@ -504,9 +524,9 @@ def _validate_section_data(where: str, image, sections: list[tuple], index_end: 
         raise ArtifactError(where, "padding after the last section is not zero")
 
 
-def _views(image, sections: list[tuple]) -> Mapping[str, np.ndarray]:
+def _views(image: ImageBuffer, sections: list[SectionEntry]) -> Mapping[str, np.ndarray]:
     """Read-only numpy views into the image (an mmap or a read-only buffer)."""
-    views = {}
+    views: dict[str, np.ndarray] = {}
     for name, dtype, shape, offset, length, _ in sections:
         if length == 0:
             array = np.zeros(shape, DTYPES[dtype])
@@ -517,11 +537,11 @@ def _views(image, sections: list[tuple]) -> Mapping[str, np.ndarray]:
     return MappingProxyType(views)
 
 
-def _aligned_copy(image: bytes) -> np.ndarray:
+def _aligned_copy(image: bytes) -> memoryview:
     """A read-only, 64-byte aligned in-memory copy (the fallback when the cache is not writable)."""
     buffer = np.empty(len(image) + ALIGN, np.uint8)
     start = -buffer.ctypes.data % ALIGN
     aligned = buffer[start:start + len(image)]
     aligned[:] = np.frombuffer(image, np.uint8)
     aligned.flags.writeable = False
-    return aligned
+    return aligned.data

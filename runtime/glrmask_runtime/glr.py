@@ -10,7 +10,9 @@ tops by state. Stacks per call are therefore bounded by the number of LR states.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Iterator, Sequence
+from typing import Final, Literal
 
 from glrmask_runtime.tables import ACCEPT, REDUCE, SHIFT, LRTables, unpack_action
 
@@ -28,7 +30,13 @@ class GSSNode:
         return f"GSSNode({self.state}, {len(self.parents)} parents)"
 
 
-_FALLBACK = object()
+class _Fallback(enum.Enum):
+    """`_step_single` could not decide alone (a conflict or a shared path): take the general GLR step."""
+
+    FALLBACK = 0
+
+
+_FALLBACK: Final = _Fallback.FALLBACK
 
 
 class GLRParser:
@@ -122,7 +130,7 @@ class GLRParser:
 
     # ---- internals ------------------------------------------------------------------------------
 
-    def _step_single(self, node: GSSNode, t: int, want_accept: bool) -> object:
+    def _step_single(self, node: GSSNode, t: int, want_accept: bool) -> GSSNode | None | Literal[_Fallback.FALLBACK]:
         """Deterministic fast path: the new top, None if dead, _FALLBACK on a conflict or a shared path.
 
         With `want_accept` (t = END), returns a truthy object iff ACCEPT is reached.

@@ -18,8 +18,8 @@ class Scanner:
 
     def __init__(self, tables: LexerTables) -> None:
         self.tables = tables
-        self._trans = [row for row in tables.transitions.tolist()]
-        self._close = [row for row in tables.close_sets.tolist()]
+        self._trans: list[list[int]] = tables.transitions.tolist()
+        self._close: list[list[int]] = tables.close_sets.tolist()
 
     def scan(self, state: int, data: bytes) -> tuple[list[int], int]:
         """Feed `data` from lexer `state` (START = nothing open).

@@ -5,8 +5,9 @@ The mask is the row R[d][q] where d is the DWA state reached by walking the pars
 (DWA states are cumulative: the last one reached carries everything matched on the way) and q is the
 open lexeme's lexer state. A walk starts at each root the top's LR state lists (one per group of the
 DWA that can start there; one root for most grammars). With several walks (groups, or GLR stacks in
-a graph-structured stack), the rows where they end are OR-ed. `commit` checks the token's bit in that mask, then advances the recognizer; a rejected
-token raises `TokenRejected` and leaves the state unchanged. States are immutable, so `copy()` and
+a graph-structured stack), the rows where they end are OR-ed. `commit` checks the token's bit in that
+mask, then advances the recognizer; a rejected token raises `TokenRejected` and leaves the state
+unchanged. States are immutable, so `copy()` and
 `rollback()` only move references.
 """
 
@@ -17,11 +18,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from glrmask_runtime.errors import InputRejected, TokenRejected
+from glrmask_runtime.glr import GSSNode
 from glrmask_runtime.recognizer import ParseState
 from glrmask_runtime.tables import START
 
 if TYPE_CHECKING:
-    from glrmask_runtime.artifact import Artifact
+    from glrmask_runtime.artifact import AcceptIds, Artifact
 
 _NO_STATE = -1
 _INT32 = np.dtype(np.int32)   # native int32: a byte-swapped array is refused like any other dtype
@@ -45,7 +47,7 @@ class Matcher:
 
     __slots__ = ("_art", "_state", "_finished", "_history", "_cached", "_replayable")
 
-    def __init__(self, artifact, state: ParseState | None = None):
+    def __init__(self, artifact: Artifact, state: ParseState | None = None) -> None:
         self._art = artifact
         self._state = state if state is not None else artifact.recognizer.initial()
         self._finished = False
@@ -62,7 +64,7 @@ class Matcher:
 
     # ----- masks -------------------------------------------------------------------------------
 
-    def _row_ids(self, lexer_state: int, stacks) -> list[int]:
+    def _row_ids(self, lexer_state: int, stacks: tuple[GSSNode, ...]) -> list[int]:
         """The pool rows whose union is the DWA's mask at `lexer_state` on `stacks`."""
         art = self._art
         row_map, accept_of = art.row_maps[lexer_state], art.accept_of
@@ -71,7 +73,7 @@ class Matcher:
             return _dag_rows(_Rows(row_map, accept_of), edges, default,
                              [(node, root) for node in stacks for root in roots_of[node.state]])
         top = stacks[0]
-        found = []
+        found: list[int] = []
         for d in roots_of[top.state]:     # one walk per group; a linear stack needs no bookkeeping
             node = top
             while True:
@@ -104,6 +106,7 @@ class Matcher:
             return cached[1]
         row_ids = self._row_ids(state.lexer_state, state.stacks)
         closes = art.closes[state.lexer_state]
+        mask: int | np.ndarray
         if not closes and len(row_ids) == 1:
             mask = row_ids[0]
         else:
@@ -135,14 +138,15 @@ class Matcher:
         if not 0 <= row < bitmask.shape[0]:
             raise ValueError(f"index {row} out of range [0, {bitmask.shape[0]}) for a batch of {bitmask.shape[0]}")
         mask = self._mask()
-        bitmask[row] = self._art.rows_int32[mask] if type(mask) is int else mask.view(np.int32)
+        bitmask[row] = self._art.rows_int32[mask] if isinstance(mask, int) else mask.view(np.int32)
 
     def mask(self) -> np.ndarray:
         """The allowed tokens as a bool array of shape (vocab_size,). May be a read-only view."""
         mask = self._mask()
-        if type(mask) is int:
+        if isinstance(mask, int):
             return self._art.bool_row(mask)
-        return np.unpackbits(mask.view(np.uint8), bitorder="little")[:self._art.vocab_size].view(bool)
+        bits: np.ndarray = np.unpackbits(mask.view(np.uint8), bitorder="little")
+        return bits[:self._art.vocab_size].view(np.bool_)
 
     def is_allowed(self, token_id: int) -> bool:
         """True iff `commit(token_id)` would succeed now (EOS included).
@@ -153,8 +157,8 @@ class Matcher:
 
     def _allowed(self, token_id: int) -> bool:
         mask = self._mask()
-        words = self._art.rows[mask] if type(mask) is int else mask
-        return bool(int(words[token_id >> 5]) & (1 << (token_id & 31)))
+        words = self._art.rows[mask] if isinstance(mask, int) else mask
+        return (int(words[token_id >> 5]) >> (token_id & 31)) & 1 == 1
 
     def is_accepting(self) -> bool:
         """True iff EOS is allowed now: the output so far is a complete sentence."""
@@ -267,17 +271,18 @@ class _Rows:
 
     __slots__ = ("row_map", "accept_of")
 
-    def __init__(self, row_map: dict[int, int], accept_of):
+    def __init__(self, row_map: dict[int, int], accept_of: AcceptIds) -> None:
         self.row_map, self.accept_of = row_map, accept_of
 
     def of(self, state: int) -> int:
         return self.row_map.get(self.accept_of[state], 0)
 
 
-def _dag_rows(rows: _Rows, edges, default, start: list) -> list[int]:
+def _dag_rows(rows: _Rows, edges: dict[int, dict[int, int]], default: list[int],
+              start: list[tuple[GSSNode, int]]) -> list[int]:
     """Walk every path of a graph-structured stack; the rows of the states where walks end."""
     found: set[int] = set()
-    seen = set()
+    seen: set[tuple[int, int]] = set()
     todo = list(start)
     while todo:
         node, d = todo.pop()

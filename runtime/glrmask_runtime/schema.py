@@ -106,7 +106,7 @@ def _conform(name: str, value: object, spec: SectionSpec) -> np.ndarray:
     if array.dtype.kind not in "biu":
         raise TypeError(f"section {name!r}: expected integers ({spec.dtype}), got {array.dtype}")
     if array.dtype != spec.dtype and not np.can_cast(array.dtype, spec.dtype, "safe"):
-        info = np.iinfo(spec.dtype)
+        info = np.iinfo(spec.dtype.str)
         low, high = int(array.min()), int(array.max())
         if low < info.min or high > info.max:
             raise ValueError(f"section {name!r}: values in [{low}, {high}] do not fit {spec.dtype} "

@@ -19,9 +19,9 @@ import numpy as np
 import pytest
 
 import glrmask_runtime
-from glrmask_runtime.format import MAGIC, READABLE_VERSIONS
 from devtools.brute_force import random_walk
 from devtools.builds import JSON_GRAMMAR, REPO_ROOT, built
+from glrmask_runtime.format import MAGIC, READABLE_VERSIONS
 
 FIXTURES = {version: REPO_ROOT / "tests" / "data" / "compat" / f"json-small-gpt2.format{version}.glrm"
             for version in (1, 2)}

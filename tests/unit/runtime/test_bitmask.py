@@ -8,8 +8,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from glrmask_runtime.bitmask import (allocate_bitmask, apply_bitmask_inplace, bitmask_shape, bitmask_to_bool,
-                                     bool_to_bitmask)
+from glrmask_runtime.bitmask import (
+    allocate_bitmask,
+    apply_bitmask_inplace,
+    bitmask_shape,
+    bitmask_to_bool,
+    bool_to_bitmask,
+)
 
 
 def reference_pack(allowed: list[bool]) -> list[int]:
@@ -71,8 +76,8 @@ def test_round_trip(allowed):
 def test_apply_bitmask_inplace_matches_reference(allowed, dtype):
     rng = np.random.default_rng(allowed.size)
     logits = rng.normal(size=allowed.shape).astype(dtype)
-    expected = [[x if ok else float("-inf") for x, ok in zip(row, oks)]
-                for row, oks in zip(logits.tolist(), allowed.tolist())]
+    expected = [[x if ok else float("-inf") for x, ok in zip(row, oks, strict=True)]
+                for row, oks in zip(logits.tolist(), allowed.tolist(), strict=True)]
     bitmask = bool_to_bitmask(allowed)
     apply_bitmask_inplace(logits, bitmask)
     assert logits.tolist() == expected

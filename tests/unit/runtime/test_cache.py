@@ -20,11 +20,11 @@ import numpy as np
 import pytest
 
 import glrmask_runtime
+from devtools.brute_force import random_walk
+from devtools.builds import JSON_GRAMMAR, REPO_ROOT, built
 from glrmask_runtime import cache
 from glrmask_runtime.format import build_image, encode_container, read_container
 from tests import conftest
-from devtools.brute_force import random_walk
-from devtools.builds import JSON_GRAMMAR, REPO_ROOT, built
 
 
 def test_test_session_never_writes_the_users_real_cache_dir(tmp_path):

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 import glrmask_runtime
+from devtools.builds import JSON_GRAMMAR, built
 from glrmask_cli.pipeline import artifact_metadata, artifact_sections
 from glrmask_runtime.format import encode_container
-from devtools.builds import JSON_GRAMMAR, built
 
 
 @pytest.fixture(scope="module")

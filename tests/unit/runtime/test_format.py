@@ -114,7 +114,7 @@ def test_sections_are_aligned_views(tmp_path):
 
 def test_identical_inputs_identical_bytes():
     rng = np.random.default_rng(5)
-    arrays = {name: random_array(rng, dtype, (17,)) for name, dtype in zip("qwertyuio", DTYPES)}
+    arrays = {name: random_array(rng, dtype, (17,)) for name, dtype in zip("qwertyuio", DTYPES, strict=True)}
     meta_a = {"b": {"y": 1, "x": [1, "2"]}, "a": b"x"}
     meta_b = {"a": b"x", "b": {"x": [1, "2"], "y": 1}}
     first = encode_container(meta_a, arrays)

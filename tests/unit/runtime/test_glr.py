@@ -6,6 +6,7 @@ import random
 
 import pytest
 
+from devtools.cfg_text import as_normalized, cfg_from_text, sentences_and_mutations
 from glrmask_cli.grammar import load_grammar_text
 from glrmask_cli.lexer.scanner import build_lexer
 from glrmask_cli.parser.cfg import build_cfg
@@ -14,7 +15,6 @@ from glrmask_runtime.errors import InputRejected
 from glrmask_runtime.glr import GLRParser, GSSNode, iter_paths
 from glrmask_runtime.recognizer import Recognizer
 from glrmask_runtime.tables import ACCEPT, REDUCE, SHIFT, LRTables, unpack_action
-from devtools.cfg_text import as_normalized, cfg_from_text, sentences_and_mutations
 
 STRESS = {
     "ambiguous": "e: e + e | e * e | N",

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import glrmask_runtime
-from glrmask_runtime.bitmask import bitmask_to_bool
 from devtools.builds import JSON_GRAMMAR, built
+from glrmask_runtime.bitmask import bitmask_to_bool
 
 
 @pytest.fixture(scope="module")

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from devtools.builds import JSON_GRAMMAR, built
 from glrmask_cli.pipeline import artifact_sections
 from glrmask_runtime.format import FORMAT_VERSION, READABLE_VERSIONS
 from glrmask_runtime.schema import SECTIONS_BY_VERSION, conform_sections, sections_for
-from devtools.builds import JSON_GRAMMAR, built
 
 
 @pytest.fixture(scope="module")
