@@ -1,8 +1,9 @@
 """Scanning API over `LexerTables`: feed bytes, get closed lexemes and the open lexeme's state.
 
-Longest match without backtracking (DESIGN 2.1): a lexeme extends while the combined DFA can go on;
-when the next byte cannot extend it, the lexeme closes with `close_sets[state, byte]` (which may
-depend on that byte: trailing lookahead) and the byte starts the next lexeme from START.
+Longest match without backtracking (docs/semantics.md, "Scanning"; docs/ARCHITECTURE.md, "Lexer"): a
+lexeme extends while the combined DFA can go on; when the next byte cannot extend it, the lexeme
+closes with `close_sets[state, byte]` (which may depend on that byte: trailing lookahead) and the
+byte starts the next lexeme from START.
 Lexemes are never closed eagerly: a state without outgoing transitions still waits for the next
 byte (or `close`), because its accept set may depend on that byte.
 """

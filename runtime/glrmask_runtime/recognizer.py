@@ -1,4 +1,5 @@
-"""Scanner + GLR parser together: the exact semantics the masks reproduce (DESIGN 2.1, 2.2).
+"""Scanner + GLR parser together: the exact semantics the masks reproduce (docs/semantics.md: scanning,
+parsing, which tokens are allowed; docs/ARCHITECTURE.md, "Parser").
 
 Input: `LexerTables` and `LRTables`. `feed` scans bytes, shifts every closed lexeme's terminals (an
 %ignore'd terminal in the set keeps the current stacks as an alternative), then requires that the

@@ -30,7 +30,7 @@ def unpack_action(action: int) -> tuple[int, int]:
 
 @dataclass(frozen=True, eq=False)
 class LexerTables:
-    """The combined scanner DFA over bytes (DESIGN 2.1).
+    """The combined scanner DFA over bytes (docs/ARCHITECTURE.md, "Lexer"; docs/semantics.md, "Scanning").
 
     transitions[s, b]  int32 (n_states, 256): next state on byte b; DEAD (0) = cannot extend.
     close_sets[s, c]   int32 (n_states, 257): id (into term_sets) of the terminals a lexeme that
