@@ -123,7 +123,7 @@ class EffectGraph:
 
     def iter_effects(self) -> Iterator[StackEffect]:
         """The flat effects (possibly many: for tests and small grammars)."""
-        todo = [((top,), node) for top, node in reversed(self.roots)]
+        todo: list[tuple[tuple[int, ...], int]] = [((top,), node) for top, node in reversed(self.roots)]
         while todo:
             reads, node = todo.pop()
             if len(reads) > MAX_READ_DEPTH:

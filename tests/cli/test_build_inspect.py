@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from glrmask_cli.cli import cli
-from tests.support.builds import JSON_GRAMMAR, built
+from devtools.builds import JSON_GRAMMAR, built
 
 
 @pytest.fixture()
@@ -102,7 +102,7 @@ def test_inspect_corrupt_artifact_is_exit_1(runner, tmp_path):
 def test_grammar_whose_automaton_is_too_large_is_a_one_line_limit_error(runner, tmp_path):
     """python.lark eval_input as one automaton (`--layout one`) is too large: a clear error, no
     partial file."""
-    from tests.support.builds import LARK_GRAMMARS
+    from devtools.builds import LARK_GRAMMARS
 
     out = tmp_path / "python.glrm"
     result = runner.invoke(cli, ["build", str(LARK_GRAMMARS / "python.lark"), "--start", "eval_input",
@@ -116,7 +116,7 @@ def test_grammar_whose_automaton_is_too_large_is_a_one_line_limit_error(runner, 
 @pytest.mark.slow
 def test_deep_grammar_builds_in_the_grouped_layout(runner, tmp_path):
     """The default layout falls back to "grouped" for python.lark eval_input and inspect says so."""
-    from tests.support.builds import LARK_GRAMMARS
+    from devtools.builds import LARK_GRAMMARS
 
     out = tmp_path / "python.glrm"
     result = runner.invoke(cli, ["build", str(LARK_GRAMMARS / "python.lark"), "--start", "eval_input",

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from glrmask_cli.cli import cli
 from glrmask_runtime.format import encode_container, read_container
-from tests.support.builds import JSON_GRAMMAR, LARK_GRAMMARS, built
+from devtools.builds import JSON_GRAMMAR, LARK_GRAMMARS, built
 
 
 def _run(*args: str):
