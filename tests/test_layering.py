@@ -35,7 +35,8 @@ STAGES = ["grammar", "lexer", "parser", "vocab", "terminal_dwa", "parser_dwa"]
 def test_compiler_stages_import_only_earlier_stages():
     package = ROOT / "glrmask_cli"
     for i, stage in enumerate(STAGES):
-        files = [package / f"{stage}.py"] if (package / f"{stage}.py").exists() else list((package / stage).glob("*.py"))
+        module = package / f"{stage}.py"
+        files = [module] if module.exists() else list((package / stage).glob("*.py"))
         later = {f"glrmask_cli.{s}" for s in STAGES[i + 1:]} | {"glrmask_cli.pipeline", "glrmask_cli.cli"}
         for path in files:
             bad = {m for m in imports_of(path) if any(m == p or m.startswith(p + ".") for p in later)}

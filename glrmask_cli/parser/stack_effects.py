@@ -17,9 +17,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Sequence
 
-from glrmask_runtime.tables import ACCEPT, REDUCE, SHIFT, LRTables, unpack_action
-
 from glrmask_cli.errors import LimitExceeded
+from glrmask_runtime.tables import ACCEPT, REDUCE, SHIFT, LRTables, unpack_action
 
 ANY = -1
 DEFAULT_MAX_CONFIGS = 1_000_000   # per terminal

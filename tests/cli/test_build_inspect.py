@@ -8,8 +8,8 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from glrmask_cli.cli import cli
 from devtools.builds import JSON_GRAMMAR, built
+from glrmask_cli.cli import cli
 
 
 @pytest.fixture()

@@ -15,9 +15,9 @@ import time
 import pytest
 from click.testing import CliRunner
 
+from devtools.builds import JSON_GRAMMAR, LARK_GRAMMARS, built
 from glrmask_cli.cli import cli
 from glrmask_runtime.format import encode_container, read_container
-from devtools.builds import JSON_GRAMMAR, LARK_GRAMMARS, built
 
 
 def _run(*args: str):
