@@ -88,7 +88,10 @@ def test_commit_bytes_steps_and_eos_survive_pickling(b):
 def test_artifact_pickles_by_path_and_fingerprint_not_by_content(b):
     data = pickle.dumps(b.artifact)
     assert len(data) < 1000 < b.path.stat().st_size
-    assert pickle.loads(data) is b.artifact   # already loaded in this process: reused, not reloaded
+    restored = pickle.loads(data)
+    # a live artifact of that file is reused, not reloaded (other tests may have loaded the file too)
+    assert pickle.loads(data) is restored and restored.fingerprint == b.artifact.fingerprint
+    assert restored.path == b.artifact.path
 
 
 def test_unpickling_in_a_process_without_it_reloads_and_verifies(own_copy):
