@@ -18,6 +18,8 @@ Policy:
   evicts the least recently used `*.image` files (by access time; a cache hit sets it) until the
   directory's images fit. An image larger than the bound is not stored: that load expands in memory.
   Evicting a file that another process has mapped is harmless (its mapping stays valid).
+- Temp files that a writer left behind (it was killed mid-write) are removed by the next eviction
+  once they are older than `STALE_TEMP_SECONDS`.
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ MAX_BYTES_ENV_VAR = "GLRMASK_CACHE_MAX_BYTES"
 DEFAULT_MAX_BYTES = 4 << 30
 SUFFIX = ".image"
 _ENTRY = re.compile(r"[0-9a-f]{64}" + re.escape(SUFFIX))
+_TEMP = re.compile(r"\.[0-9a-f]{16}\..+\.tmp")   # store_image's temp names
+STALE_TEMP_SECONDS = 3600   # no writer takes this long: such a temp file's writer died
 
 
 def cache_dir() -> Path | None:
@@ -124,19 +128,25 @@ def store_image(key: str, image: bytes) -> mmap.mmap | None:
 def evict(directory: Path, limit: int, keep: str = "") -> None:
     """Remove the least recently used images in `directory` until their sizes sum to at most `limit`.
 
-    `keep` (a file name) is never removed. Only `<sha256>.image` files count; errors are ignored
-    (another process may evict the same files at the same time).
+    `keep` (a file name) is never removed. Only `<sha256>.image` files count; stale temp files are
+    removed too. Errors are ignored (another process may evict the same files at the same time).
     """
     entries = []
+    stale_before = time.time_ns() - STALE_TEMP_SECONDS * 10**9
     try:
         with os.scandir(directory) as listing:
             for entry in listing:
-                if _ENTRY.fullmatch(entry.name):
-                    try:
-                        stat = entry.stat(follow_symlinks=False)
-                    except OSError:
-                        continue
+                image, temp = _ENTRY.fullmatch(entry.name), _TEMP.fullmatch(entry.name)
+                if not (image or temp):
+                    continue
+                try:
+                    stat = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if image:
                     entries.append((stat.st_atime_ns, entry.name, stat.st_size))
+                elif stat.st_mtime_ns < stale_before:
+                    _remove_quietly(directory / entry.name)
     except OSError:
         return
     total = sum(size for _, _, size in entries)

@@ -1,11 +1,14 @@
 """Artifacts written by earlier compilers keep loading and give the masks today's compiler gives.
 
-Both fixtures are json.lark (grammars/) with the 4,001-token `small-gpt2` vocabulary of
+The fixtures are json.lark (grammars/) with the 4,001-token `small-gpt2` vocabulary of
 devtools/builds.py:
 - `json-small-gpt2.format1.glrm`: glrmask 0.1.0 at commit c50abc2 (the first canonical-LR(1) build);
   format 1 is read as one group rooted at state 0 with a dense row table.
 - `json-small-gpt2.format2.glrm`: glrmask 0.1.0 at commit 82a3838, `--layout grouped` (13 group
   roots, the sparse row table, runtime closes), so every format-2 section is exercised.
+- `json-small-gpt2.format3.glrm`: glrmask 0.1.0 at commit 188daf2, `--layout grouped` (the small
+  groups merged into one; runtime closes): the 104-byte header with its own crc32 and the image's
+  sha256.
 Remove a fixture only when its version stops being readable (READABLE_VERSIONS), never to make this
 pass.
 """
@@ -24,7 +27,7 @@ from devtools.builds import JSON_GRAMMAR, REPO_ROOT, built
 from glrmask_runtime.format import MAGIC, READABLE_VERSIONS
 
 FIXTURES = {version: REPO_ROOT / "tests" / "data" / "compat" / f"json-small-gpt2.format{version}.glrm"
-            for version in (1, 2)}
+            for version in (1, 2, 3)}
 
 
 @pytest.mark.parametrize("version", sorted(FIXTURES))

@@ -12,6 +12,7 @@ import stat
 import struct
 import subprocess
 import sys
+import time
 import zlib
 from pathlib import Path
 
@@ -24,11 +25,11 @@ from devtools.brute_force import random_walk
 from devtools.builds import JSON_GRAMMAR, REPO_ROOT, built
 from glrmask_runtime import cache
 from glrmask_runtime.format import build_image, encode_container, read_container
-from tests import conftest
+from tests.support import session_cache
 
 
 def test_test_session_never_writes_the_users_real_cache_dir(tmp_path):
-    session, user = Path(conftest.SESSION_CACHE_DIR), Path(conftest.USER_CACHE_DIR)
+    session, user = Path(session_cache.SESSION_CACHE_DIR), Path(session_cache.USER_CACHE_DIR)
     assert session != user and os.environ[cache.ENV_VAR] == str(session)
     path = tmp_path / "a.glrm"
     path.write_bytes(encode_container({"test": "session cache"}, {"a": np.arange(100, dtype=np.int32)}))
@@ -192,6 +193,20 @@ def test_storing_past_max_bytes_evicts_the_least_recently_used_image(tmp_path, p
     assert cached(private_cache) == {key_of(a), key_of(c)}
     loaded = read_container(b)   # an evicted image is simply rebuilt
     assert loaded.metadata == {"name": "b"} and len(cached(private_cache)) == 2
+
+
+def test_temp_file_left_by_a_killed_writer_is_removed_once_stale(tmp_path, private_cache):
+    a, _ = container_of_size(tmp_path, "a", 20_000)
+    b, _ = container_of_size(tmp_path, "b", 20_000)
+    read_container(a)
+    stale, fresh = private_cache / f".{'0' * 16}.x1.tmp", private_cache / f".{'1' * 16}.x2.tmp"
+    for path in (stale, fresh):
+        path.write_bytes(b"half an image")
+    long_ago = time.time_ns() - (cache.STALE_TEMP_SECONDS + 60) * 10**9
+    os.utime(stale, ns=(long_ago, long_ago))
+    read_container(b)   # storing evicts: the stale temp goes, a writer's fresh one stays
+    assert not stale.exists() and fresh.exists()
+    assert cached(private_cache) == {key_of(a), key_of(b)}
 
 
 def test_image_larger_than_max_bytes_loads_in_memory_and_is_not_cached(tmp_path, private_cache, monkeypatch):
