@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from bench.stats import ratio
+from glrmask_cli.output import write_output
 
 RESULTS = Path(__file__).resolve().parent / "results"
 OURS = "glrmask"
@@ -137,8 +138,6 @@ def write_results(results: list[dict], folder: Path = RESULTS) -> list[Path]:
     paths = []
     for result in results:
         path = folder / f"{day}-{result['workload']}.json"
-        tmp = path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(result, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
+        write_output(path, (json.dumps(result, indent=1, sort_keys=True) + "\n").encode("utf-8"))
         paths.append(path)
     return paths

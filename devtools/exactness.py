@@ -51,6 +51,7 @@ from devtools.peer_grammar import ESCAPED_STRING_PEER, SQL_STRING_PEER, inline_c
 from devtools.stress import STRESS, stdlib_expressions, stress_sentences
 from devtools.unsupported import UNSUPPORTED, build_outcome
 from glrmask_cli.grammar import load_grammar_text
+from glrmask_cli.output import write_output
 from glrmask_runtime.errors import InputRejected
 from glrmask_runtime.tables import START
 
@@ -332,8 +333,8 @@ def save(cells: list[dict]) -> None:
     now = {"measured": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
     report = merged(json.loads(REPORT.read_text())["cells"] if REPORT.exists() else [], [c | now for c in cells])
     REPORT.parent.mkdir(exist_ok=True)
-    REPORT.write_text(json.dumps({"cells": report}, indent=2))
-    REPORT.with_suffix(".md").write_text(summary_table(report))
+    write_output(REPORT, json.dumps({"cells": report}, indent=2).encode("utf-8"))
+    write_output(REPORT.with_suffix(".md"), summary_table(report).encode("utf-8"))
 
 
 def _commit() -> str:
