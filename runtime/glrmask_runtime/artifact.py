@@ -62,6 +62,7 @@ class Artifact:
         self.rows_int32 = self.rows.view(np.int32)
         self._token_offsets = s["vocab.token_offsets"]
         self._token_data = s["vocab.token_data"]
+        self._token_cache: dict[int, bytes] = {}
         _validate_tables(self)
         # Error messages name terminals as the grammar wrote them ('"}"', 'STRING'), not by number.
         self.recognizer = Recognizer(self.lexer, self.lr, self.terminal_names)
@@ -118,7 +119,12 @@ class Artifact:
         self.terminal_names: tuple[str, ...] | None = tuple(names) if names is not None else None
 
     def token_bytes(self, token_id: int) -> bytes:
-        return self._token_data[self._token_offsets[token_id]:self._token_offsets[token_id + 1]].tobytes()
+        """The token's bytes (b"" for special tokens); cached per token, since commits repeat them."""
+        found = self._token_cache.get(token_id)
+        if found is None:
+            lo, hi = int(self._token_offsets[token_id]), int(self._token_offsets[token_id + 1])
+            found = self._token_cache[token_id] = self._token_data[lo:hi].tobytes()
+        return found
 
     def bool_row(self, row: int) -> np.ndarray:
         """Row `row` of the pool as a read-only bool array of shape (vocab_size,), cached."""

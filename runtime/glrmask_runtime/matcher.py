@@ -189,7 +189,7 @@ class Matcher:
             self._finished = True
             return
         try:
-            state = art.recognizer.feed(self._state, art.token_bytes(token_id))
+            state = art.recognizer.feed_admitted(self._state, art.token_bytes(token_id))
         except InputRejected as err:   # the DWA allowed it but the parser did not: a bug
             raise RuntimeError(f"internal inconsistency: token {token_id} is in the mask but {err}") from err
         self._history.append((self._state, self._finished, token_id))

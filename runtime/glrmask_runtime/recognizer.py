@@ -71,6 +71,18 @@ class Recognizer:
             raise InputRejected(start, f"{what} {_excerpt(data, start)}", self._expected(stacks))
         return ParseState(open_state, stacks)
 
+    def feed_admitted(self, state: ParseState, data: bytes) -> ParseState:
+        """`feed` for bytes the mask already admitted (one token's): the same state, without the
+        checks the mask has made (the open lexeme's viability). A closed lexeme no stack can shift
+        still raises InputRejected: the mask and the parser disagree, which is a bug."""
+        closed, open_state = self.scanner.scan(state.lexer_state, data)
+        stacks = state.stacks
+        for set_id in closed:
+            stacks = self.close_lexeme(stacks, set_id)
+            if not stacks:
+                return self.feed(state, data)   # raises the error `feed` gives for these bytes
+        return ParseState(open_state, stacks)
+
     def is_viable(self, state: ParseState) -> bool:
         """True iff some stack survives and the open lexeme can still become a shiftable terminal."""
         if not state.stacks:
