@@ -2,7 +2,8 @@
 
 Input: a .lark file (+ start rule) and documents (bytes). Output: one `CheckResult` per document:
 ok, or the byte offset, line/column and a one-line reason (what came, what was expected, excerpt).
-Compile steps: grammar -> lexer -> CFG -> normalize -> LR(1) tables; no vocabulary is needed.
+Compile steps: `pipeline.compile_front_end` (grammar -> lexer -> parser: CFG, normalize, LR(1) tables);
+no vocabulary is needed.
 """
 
 from __future__ import annotations
@@ -11,11 +12,8 @@ import os
 from dataclasses import dataclass
 from typing import Sequence
 
-from glrmask_cli.grammar import GrammarSpec, load_grammar
-from glrmask_cli.lexer.scanner import build_lexer
-from glrmask_cli.parser.cfg import build_cfg
-from glrmask_cli.parser.lr import build_lr_tables
-from glrmask_cli.parser.normalize import normalize
+from glrmask_cli.grammar import GrammarSpec
+from glrmask_cli.pipeline import compile_front_end
 from glrmask_runtime.errors import GLRMaskError, InputRejected
 from glrmask_runtime.recognizer import Recognizer
 from glrmask_runtime.tables import START
@@ -70,10 +68,9 @@ class Checker:
 
 def load_checker(grammar_path: str | os.PathLike, start: str | None = None) -> Checker:
     """Compile `grammar_path` up to the LR tables (GrammarError/LimitExceeded on a bad grammar)."""
-    spec = load_grammar(grammar_path, start=start)
-    lexer = build_lexer(spec.terminals, spec.ignore, str(grammar_path)).tables
-    lr = build_lr_tables(normalize(build_cfg(spec), where=str(grammar_path)))
-    return Checker(spec, Recognizer(lexer, lr, [t.display for t in spec.terminals]))
+    front = compile_front_end(grammar_path, start=start)
+    spec = front.grammar
+    return Checker(spec, Recognizer(front.lexer.tables, front.lr.tables, [t.display for t in spec.terminals]))
 
 
 def _reason(data: bytes, position: int, what: str, expected: Sequence[str]) -> str:

@@ -88,20 +88,20 @@ def tokenizers_command() -> None:
 def build_command(grammar, tokenizer, tokenizer_pattern, output, start, eos_tokens, layout, quiet) -> None:
     """Compile GRAMMAR (.lark) and a tokenizer vocabulary into an artifact."""
     from glrmask_cli.output import STDOUT, same_file
-    from glrmask_cli.pipeline import build_artifact, default_output
+    from glrmask_cli.pipeline import STAGES, build_artifact, default_output
 
     target = output if output is not None else default_output(grammar)
     for given, path in (("GRAMMAR", grammar), ("--tokenizer", tokenizer)):
         if target != STDOUT and same_file(target, path):
             raise click.BadParameter(f"{target!r} is the {given} input; choose another output path",
                                      param_hint="'-o' / '--output'")
-    progress = None
-    if not quiet and sys.stderr.isatty():
-        progress = _StageProgress()
-    result = build_artifact(grammar, target, tokenizer=tokenizer, start=start, eos_tokens=eos_tokens,
-                            tokenizer_pattern=tokenizer_pattern, layout=layout, progress=progress)
-    if progress is not None:
-        progress.done()
+    progress = _StageProgress(STAGES) if not quiet and sys.stderr.isatty() else None
+    try:
+        result = build_artifact(grammar, target, tokenizer=tokenizer, start=start, eos_tokens=eos_tokens,
+                                tokenizer_pattern=tokenizer_pattern, layout=layout, progress=progress)
+    finally:
+        if progress is not None:
+            progress.done()
     if not quiet:
         meta = result.compiled
         for warning in meta.lexer_warnings:
@@ -116,11 +116,10 @@ def build_command(grammar, tokenizer, tokenizer_pattern, output, start, eos_toke
 class _StageProgress:
     """Per-stage progress on a terminal: `[3/8] parser ... 0.12 s`."""
 
-    STAGES = ("grammar", "lexer", "parser", "vocabulary", "terminal DWA", "parser DWA", "rows", "artifact")
-
-    def __init__(self) -> None:
+    def __init__(self, stages: tuple[str, ...]) -> None:
         import time
 
+        self.STAGES = stages
         self._clock = time.perf_counter
         self._started: float | None = None
 

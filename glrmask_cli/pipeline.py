@@ -1,38 +1,56 @@
-"""The compile pipeline: the only module that knows the order of the stages.
+"""The compile pipeline: the only module that knows the order of the stages (`STAGES`).
 
-grammar -> lexer -> parser (BNF, normalization, LR tables, stack effects) -> vocabulary ->
+grammar -> lexer -> parser (BNF, normalization, LR tables) -> stack effects -> vocabulary ->
 Terminal DWA -> Parser DWA (splice, determinize, minimize) -> rows -> artifact.
-`compile_grammar` returns everything in memory; `build_artifact` also writes the file (atomically).
+`compile_front_end` runs the stages up to the LR tables (`glrmask check` needs no more);
+`compile_grammar` runs it and the rest up to the row pool; `build_artifact` also writes the file.
+The pipeline owns the "auto" layout choice: it builds the Terminal DWA each layout needs and the Parser DWA of one
+layout at a time, falling back to the next layout when a limit is hit.
 """
 
 from __future__ import annotations
 
 import os
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
 from glrmask_cli import __version__
 from glrmask_cli.artifact import write_artifact
-from glrmask_cli.errors import TokenizerError
+from glrmask_cli.errors import LimitExceeded, TokenizerError
 from glrmask_cli.grammar import GrammarSpec, load_grammar
-from glrmask_cli.lexer.scanner import boundary_warnings, build_lexer
+from glrmask_cli.lexer.scanner import LexerBuild, boundary_warnings, build_lexer
 from glrmask_cli.parser.cfg import build_cfg
-from glrmask_cli.parser.lr import build_lr, terminal_followers
+from glrmask_cli.parser.lr import LRBuild, build_lr, terminal_followers
 from glrmask_cli.parser.normalize import NormalizedGrammar, normalize
 from glrmask_cli.parser.stack_effects import EffectGraph, build_effect_graphs, max_read_depth
-from glrmask_cli.parser_dwa.layout import Layout, ParserDWABuild, build_parser_dwa
+from glrmask_cli.parser_dwa.determinize import MAX_DWA_STATES
+from glrmask_cli.parser_dwa.layout import (
+    AUTO_ORDER,
+    WHOLE_DWA_BUDGET,
+    WHOLE_NFA_BUDGET,
+    Layout,
+    ParserDWABuild,
+    build_parser_dwa,
+    closes_at_runtime,
+)
 from glrmask_cli.parser_dwa.rows import RowPool, build_rows
+from glrmask_cli.parser_dwa.splice import MAX_NFA_NODES, index_effects
 from glrmask_cli.terminal_dwa import TerminalDWA, build_terminal_dwa
 from glrmask_cli.vocab.registry import load_vocabulary
 from glrmask_cli.vocab.vocabulary import Vocabulary
 from glrmask_runtime.artifact import ARTIFACT_KIND
 from glrmask_runtime.tables import LexerTables, LRTables
 
-Progress = Callable[[str], None]   # called with a stage name when the stage starts
+Progress = Callable[[str], None]   # called with a stage name (STAGES) when the stage starts
+
+# The stages in order, as `progress` and `Compiled.timings` name them.
+STAGES = ("grammar", "lexer", "parser", "stack effects", "vocabulary", "terminal DWA", "parser DWA", "rows",
+          "artifact")
 
 
 @dataclass
@@ -50,17 +68,52 @@ class Compiled:
     terminal_dwa: TerminalDWA
     parser_dwa: ParserDWABuild
     rows: RowPool
-    timings: dict[str, float] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)   # seconds per stage (STAGES)
+    read_depth: int = 0                                       # stack_effects.max_read_depth(effects)
 
 
-def _stage(timings: dict[str, float], progress: Progress | None, name: str):
-    if progress is not None:
-        progress(name)
-    timings[name] = time.perf_counter()
+@dataclass(frozen=True)
+class FrontEnd:
+    """The stages up to the LR tables."""
+
+    grammar: GrammarSpec
+    lexer: LexerBuild
+    normalized: NormalizedGrammar
+    lr: LRBuild
 
 
-def _end(timings: dict[str, float], name: str) -> None:
-    timings[name] = time.perf_counter() - timings[name]
+class _Stages:
+    """Announces each stage to `progress` and adds up its seconds in `timings`."""
+
+    def __init__(self, progress: Progress | None, timings: dict[str, float]) -> None:
+        self.progress, self.timings = progress, timings
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        if name not in STAGES:
+            raise AssertionError(f"unknown stage {name!r}")
+        if self.progress is not None:
+            self.progress(name)
+        began = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - began
+
+
+def compile_front_end(grammar_path: str | os.PathLike, *, start: str | None = None,
+                      progress: Progress | None = None, timings: dict[str, float] | None = None) -> FrontEnd:
+    """grammar -> lexer -> parser (BNF, normalization, canonical LR(1) tables)."""
+    stages = _Stages(progress, timings if timings is not None else {})
+    where = str(grammar_path)
+    with stages.stage("grammar"):
+        grammar = load_grammar(grammar_path, start=start)
+    with stages.stage("lexer"):
+        lexer = build_lexer(grammar.terminals, grammar.ignore, where)
+    with stages.stage("parser"):
+        normalized = normalize(build_cfg(grammar), where=where)
+        lr = build_lr(normalized)
+    return FrontEnd(grammar, lexer, normalized, lr)
 
 
 def compile_grammar(grammar_path: str | os.PathLike, *, tokenizer: str | Vocabulary = "gpt2",
@@ -69,47 +122,53 @@ def compile_grammar(grammar_path: str | os.PathLike, *, tokenizer: str | Vocabul
                     progress: Progress | None = None) -> Compiled:
     """Run every stage up to the row pool."""
     t: dict[str, float] = {}
-    _stage(t, progress, "grammar")
-    grammar = load_grammar(grammar_path, start=start)
-    _end(t, "grammar")
-    _stage(t, progress, "lexer")
-    lexer_build = build_lexer(grammar.terminals, grammar.ignore, str(grammar_path))
-    _end(t, "lexer")
-    _stage(t, progress, "parser")
-    normalized = normalize(build_cfg(grammar), where=str(grammar_path))
-    lr_build = build_lr(normalized)
-    lr, conflicts = lr_build.tables, len(lr_build.conflicts)
-    warnings = lexer_build.warnings + tuple(boundary_warnings(lexer_build.tables, grammar.terminals,
-                                                              terminal_followers(lr)))
-    effects = build_effect_graphs(lr)
-    _end(t, "parser")
-    _stage(t, progress, "vocabulary")
-    vocab = tokenizer if isinstance(tokenizer, Vocabulary) else load_vocabulary(
-        tokenizer, pattern=tokenizer_pattern, eos_tokens=eos_tokens)
-    if not vocab.eos_ids:
-        raise TokenizerError(f"tokenizer {vocab.name!r} names no EOS token, so no output could ever end; "
-                             "pass --eos-token TEXT or --eos-token ID")
-    _end(t, "vocabulary")
-    _stage(t, progress, "terminal DWA")
+    stages = _Stages(progress, t)
+    front = compile_front_end(grammar_path, start=start, progress=progress, timings=t)
+    grammar, lexer_build, lr = front.grammar, front.lexer, front.lr.tables
+    with stages.stage("stack effects"):
+        warnings = lexer_build.warnings + tuple(boundary_warnings(lexer_build.tables, grammar.terminals,
+                                                                  terminal_followers(lr)))
+        effects = build_effect_graphs(lr)
+        read_depth = max_read_depth(effects)
+    with stages.stage("vocabulary"):
+        vocab = tokenizer if isinstance(tokenizer, Vocabulary) else load_vocabulary(
+            tokenizer, pattern=tokenizer_pattern, eos_tokens=eos_tokens)
+        if not vocab.eos_ids:
+            raise TokenizerError(f"tokenizer {vocab.name!r} names no EOS token, so no output could ever end; "
+                                 "pass --eos-token TEXT or --eos-token ID")
+    dwa = _parser_dwa(stages, layout, lexer_build.tables, effects, lr, vocab)
+    with stages.stage("rows"):
+        rows = build_rows(dwa.dwa, dwa.terminal_dwa)
+    return Compiled(grammar, lexer_build.tables, warnings, front.normalized, lr, len(front.lr.conflicts),
+                    effects, vocab, dwa.terminal_dwa, dwa, rows, t, read_depth)
+
+
+def _parser_dwa(stages: _Stages, layout: Layout, lexer: LexerTables, effects: tuple[EffectGraph, ...],
+                lr: LRTables, vocab: Vocabulary) -> ParserDWABuild:
+    """The Terminal DWA and the Parser DWA of `layout`; "auto" tries AUTO_ORDER and takes the first
+    layout that stays within WHOLE_NFA_BUDGET / WHOLE_DWA_BUDGET (the last one without them)."""
+    tried = AUTO_ORDER if layout == "auto" else (layout,)
     tdwas: dict[bool, TerminalDWA] = {}
-
-    def terminal_dwa(close_at_runtime: bool) -> TerminalDWA:
-        if close_at_runtime not in tdwas:
-            tdwas[close_at_runtime] = build_terminal_dwa(lexer_build.tables, vocab.token_bytes, vocab.special_ids,
-                                                         vocab.eos_ids, close_at_runtime)
-        return tdwas[close_at_runtime]
-
-    terminal_dwa(layout not in ("auto", "one"))
-    _end(t, "terminal DWA")
-    _stage(t, progress, "parser DWA")
-    dwa = build_parser_dwa(terminal_dwa, lexer_build.tables, effects, lr, layout)
-    tdwa = dwa.terminal_dwa
-    _end(t, "parser DWA")
-    _stage(t, progress, "rows")
-    rows = build_rows(dwa.dwa, tdwa)
-    _end(t, "rows")
-    return Compiled(grammar, lexer_build.tables, warnings, normalized, lr, conflicts,
-                    effects, vocab, tdwa, dwa, rows, t)
+    index = None
+    for name in tried:
+        closing = closes_at_runtime(name)
+        if closing not in tdwas:
+            with stages.stage("terminal DWA"):
+                tdwas[closing] = build_terminal_dwa(lexer, vocab.token_bytes, vocab.special_ids, vocab.eos_ids,
+                                                    closing)
+        last = name == tried[-1]
+        with stages.stage("parser DWA"):
+            if index is None:
+                index = index_effects(effects)     # once, not per layout or group
+            try:
+                return build_parser_dwa(
+                    name, tdwas[closing], lexer, effects, lr,
+                    max_nfa_nodes=MAX_NFA_NODES if last else WHOLE_NFA_BUDGET,
+                    max_dwa_states=MAX_DWA_STATES if last else WHOLE_DWA_BUDGET, index=index)
+            except LimitExceeded:
+                if last:
+                    raise
+    raise AssertionError("unreachable: the last layout either returns or raises")
 
 
 def artifact_sections(c: Compiled) -> dict[str, np.ndarray]:
@@ -157,7 +216,7 @@ def artifact_metadata(c: Compiled) -> dict:
         "lexer": {"n_states": c.lexer.n_states, "warnings": list(c.lexer_warnings)},
         "parser": {"n_states": c.lr.n_states, "n_terminals": c.lr.n_terminals, "conflicts": c.conflicts,
                    "n_rules": int(c.lr.rule_len.shape[0]), "rewrites": list(c.normalized.rewrites),
-                   "max_read_depth": max_read_depth(c.effects)},
+                   "max_read_depth": c.read_depth},
         "dwa": {"n_states": c.parser_dwa.dwa.n_states, "n_transitions": c.parser_dwa.dwa.n_transitions,
                 "depth": c.parser_dwa.dwa.depth(), "layout": c.parser_dwa.layout,
                 "n_groups": len(c.parser_dwa.groups),
@@ -188,7 +247,6 @@ def build_artifact(grammar_path: str | os.PathLike, out_path: str | os.PathLike 
     compiled = compile_grammar(grammar_path, tokenizer=tokenizer, start=start, eos_tokens=eos_tokens,
                                tokenizer_pattern=tokenizer_pattern, layout=layout, progress=progress)
     out = Path(out_path) if out_path is not None else default_output(grammar_path)
-    if progress is not None:
-        progress("artifact")
-    size = write_artifact(out, artifact_metadata(compiled), artifact_sections(compiled))
+    with _Stages(progress, compiled.timings).stage("artifact"):
+        size = write_artifact(out, artifact_metadata(compiled), artifact_sections(compiled))
     return BuildResult(out, size, time.perf_counter() - began, compiled)

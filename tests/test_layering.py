@@ -41,3 +41,47 @@ def test_compiler_stages_import_only_earlier_stages():
         for path in files:
             bad = {m for m in imports_of(path) if any(m == p or m.startswith(p + ".") for p in later)}
             assert not bad, f"{path.relative_to(ROOT)} imports later stages {sorted(bad)}"
+
+
+STAGE_ENTRY_POINTS = {"load_grammar", "build_lexer", "build_cfg", "normalize", "build_lr", "build_lr_tables",
+                      "build_effect_graphs", "build_terminal_dwa", "build_parser_dwa", "build_rows"}
+
+
+def calls_of(path: Path) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Call):
+            func = node.func
+            names.add(func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else "")
+    return names
+
+
+def test_only_the_pipeline_runs_the_stages():
+    """The stage order lives in pipeline.py alone: `check` runs the pipeline's front end, the CLI
+    and the reports call no stage, and no stage drives another one (the Parser DWA gets its Terminal
+    DWA from the pipeline, built for the layout being tried)."""
+    package = ROOT / "glrmask_cli"
+    for path in sorted(package.rglob("*.py")):
+        if path.name == "pipeline.py":
+            continue
+        called = calls_of(path) & STAGE_ENTRY_POINTS
+        # a stage module may call its own helpers (e.g. lr.py's build_lr_tables calls build_lr)
+        own = {name for name in called if f"def {name}(" in path.read_text()}
+        assert called <= own, f"{path.relative_to(ROOT)} runs stages {sorted(called - own)}: only pipeline.py does"
+
+
+def test_the_stage_names_are_defined_once():
+    """pipeline.STAGES is the one list of stage names: the CLI's progress display has none of its own,
+    and a build reports (and times) exactly those stages, in that order."""
+    from devtools.builds import JSON_GRAMMAR, vocabulary
+    from glrmask_cli import pipeline
+
+    for path in sorted((ROOT / "glrmask_cli").rglob("*.py")):
+        if path.name == "pipeline.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.Tuple, ast.List)):
+                names = {e.value for e in node.elts if isinstance(e, ast.Constant)} & set(pipeline.STAGES)
+                assert len(names) < 5, f"{path.relative_to(ROOT)} lists stage names {sorted(names)}"
+    compiled = pipeline.compile_grammar(JSON_GRAMMAR, tokenizer=vocabulary("small-gpt2"))
+    assert tuple(compiled.timings) == pipeline.STAGES[:-1]      # all but "artifact" (build_artifact writes it)

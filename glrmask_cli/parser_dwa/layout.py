@@ -1,4 +1,4 @@
-"""Stage 6 (policy): which Parser DWA layout an artifact gets, trying the fastest first.
+"""Stage 6 (policy): the Parser DWA layouts; `build_parser_dwa` builds one of them.
 
 - "one": one automaton for every outcome; a mask is one walk and one row (json, lark.lark, verilog).
 - "runtime-close": tokens whose first byte cannot extend the open lexeme get no outcome; the runtime
@@ -7,8 +7,10 @@
 - "grouped": runtime-close plus one automaton per first closed lexeme (groups.py), walked only from
   tops that can take that lexeme; a group that is still too large is split by its next lexeme, and
   the smallest groups are merged back into one automaton when that stays small (fewer walks).
-"auto" takes the first layout whose read NFA and subset construction stay within WHOLE_NFA_BUDGET
-and WHOLE_DWA_BUDGET (the last one without them). Every layout gives the same masks.
+"auto" (pipeline.py tries the layouts in AUTO_ORDER) takes the first layout whose read NFA and subset
+construction stay within WHOLE_NFA_BUDGET and WHOLE_DWA_BUDGET (the last one without them). Every
+layout gives the same masks. This module builds one given
+layout; the pipeline owns the order and the fallback.
 """
 
 from __future__ import annotations
@@ -33,6 +35,11 @@ WHOLE_DWA_BUDGET = 200_000   # and subset states (verilog x cl100k, the largest 
 MERGE_STATES = 20_000        # grouped: the small groups merged into one automaton, states before merging
 
 
+def closes_at_runtime(layout: Layout) -> bool:
+    """Whether the layout's Terminal DWA leaves closing tokens to the runtime (terminal_dwa.py)."""
+    return layout != "one"
+
+
 @dataclass(frozen=True)
 class ParserDWABuild:
     layout: Layout
@@ -42,46 +49,41 @@ class ParserDWABuild:
     walk_roots: tuple[np.ndarray, np.ndarray]    # CSR: LR state -> DWA roots (groups.walk_roots)
 
 
-def build_parser_dwa(terminal_dwa: Callable[[bool], TerminalDWA], lexer: LexerTables,
-                     effects: Sequence[EffectGraph], lr: LRTables, layout: Layout = "auto") -> ParserDWABuild:
-    """Splice stack effects into the outcomes, determinize and minimize, in the given layout (see the
-    module docstring). `terminal_dwa(close_at_runtime)` builds (or returns) the Terminal DWA."""
+def build_parser_dwa(layout: Layout, tdwa: TerminalDWA, lexer: LexerTables, effects: Sequence[EffectGraph],
+                     lr: LRTables, *, max_nfa_nodes: int = MAX_NFA_NODES, max_dwa_states: int = MAX_DWA_STATES,
+                     index: EffectIndex | None = None) -> ParserDWABuild:
+    """Splice stack effects into the outcomes of `tdwa` (built with `closes_at_runtime(layout)`),
+    determinize and minimize, in one layout (not "auto"; see the module docstring). Each group's
+    read NFA may have `max_nfa_nodes` nodes and its subset construction `max_dwa_states` states
+    (LimitExceeded past them; "grouped" first splits a group that is too large). `index`:
+    `index_effects(effects)` (pass it when building several layouts)."""
+    if layout not in AUTO_ORDER:
+        raise ValueError(f"build_parser_dwa builds one layout of {AUTO_ORDER}, not {layout!r}")
     term_sets = [lexer.term_set(i) for i in range(lexer.n_term_sets)]
     ignored = frozenset(int(t) for t in lexer.ignored)
     has_action = (np.diff(lr.action_offsets) > 0).reshape(lr.n_states, lr.n_terminals)
-    tried = AUTO_ORDER if layout == "auto" else (layout,)
-    index = index_effects(effects)     # once, not per group
-
-    for name in tried:
-        tdwa = terminal_dwa(name != "one")
-        last = name == tried[-1]
-        pool = StatePool()      # the groups' states, shared; one automaton at the end
-        group_dwa = _group_builder(pool, term_sets, effects, has_action, ignored, lr.end_terminal, index)
-
-        try:
-            if name == "grouped":
-                groups, parts = _merge_small(tdwa, *_grouped(tdwa, group_dwa), group_dwa)
-            else:
-                groups = whole(tdwa)
-                parts = [group_dwa(tdwa, groups[0], *((MAX_NFA_NODES, MAX_DWA_STATES) if last
-                                                      else (WHOLE_NFA_BUDGET, WHOLE_DWA_BUDGET)))]
-        except LimitExceeded:
-            if last:
-                raise
-            continue
-        dwa = pool.dwa([part.root for part in parts])
-        return ParserDWABuild(name, tdwa, dwa, tuple(groups),
-                              walk_roots(dwa, groups, tdwa, term_sets, ignored, has_action))
-    raise AssertionError("unreachable: the last layout either returns or raises")
+    index = index if index is not None else index_effects(effects)
+    pool = StatePool()      # the groups' states, shared; one automaton at the end
+    group_dwa = _group_builder(pool, term_sets, effects, has_action, ignored, lr.end_terminal, index,
+                               max_nfa_nodes, max_dwa_states)
+    if layout == "grouped":
+        groups, parts = _merge_small(tdwa, *_grouped(tdwa, group_dwa), group_dwa)
+    else:
+        groups = whole(tdwa)
+        parts = [group_dwa(tdwa, groups[0])]
+    dwa = pool.dwa([part.root for part in parts])
+    return ParserDWABuild(layout, tdwa, dwa, tuple(groups),
+                          walk_roots(dwa, groups, tdwa, term_sets, ignored, has_action))
 
 
 def _group_builder(pool: StatePool, term_sets: list[tuple[int, ...]], effects: Sequence[EffectGraph],
                    has_action: np.ndarray, ignored: frozenset[int], end_terminal: int,
-                   index: EffectIndex) -> Callable[..., Part]:
-    """`group_dwa(tdwa, group, budget, max_states)`: one group's read NFA, determinized into `pool`."""
-    def group_dwa(tdwa: TerminalDWA, group: Group, budget: int, max_states: int = MAX_DWA_STATES) -> Part:
+                   index: EffectIndex, max_nfa_nodes: int, max_dwa_states: int) -> Callable[..., Part]:
+    """`group_dwa(tdwa, group, max_states=max_dwa_states)`: one group's read NFA (at most
+    `max_nfa_nodes` nodes), determinized into `pool`."""
+    def group_dwa(tdwa: TerminalDWA, group: Group, max_states: int = max_dwa_states) -> Part:
         return pool.add_group(build_read_nfa(tdwa, term_sets, effects, has_action, ignored, end_terminal,
-                                             group, budget, index), max_states)
+                                             group, max_nfa_nodes, index), max_states)
     return group_dwa
 
 
@@ -102,7 +104,7 @@ def _merge_small(tdwa: TerminalDWA, groups: list[Group], parts: list[Part],
     union = Group(frozenset().union(*(groups[i].subtrees for i in chosen)),
                   frozenset().union(*(groups[i].exact for i in chosen)))
     try:
-        merged = group_dwa(tdwa, union, MAX_NFA_NODES, 2 * total)
+        merged = group_dwa(tdwa, union, 2 * total)
     except LimitExceeded:
         return groups, parts
     rest = [i for i in range(len(groups)) if i not in set(chosen)]
@@ -117,7 +119,7 @@ def _grouped(tdwa: TerminalDWA, group_dwa) -> tuple[list[Group], list[Part]]:
     while todo:
         group = todo.pop()
         try:
-            parts.append(group_dwa(tdwa, group, MAX_NFA_NODES))
+            parts.append(group_dwa(tdwa, group))
             groups.append(group)
         except LimitExceeded:
             smaller = split(tdwa, group)
