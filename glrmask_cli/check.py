@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from glrmask_cli.grammar import GrammarSpec
+from glrmask_cli.limits import DEFAULTS, BuildLimits
 from glrmask_cli.pipeline import compile_front_end
 from glrmask_runtime.errors import GLRMaskError, InputRejected
 from glrmask_runtime.recognizer import Recognizer
@@ -66,9 +67,10 @@ class Checker:
         return self.check_bytes(data, str(path))
 
 
-def load_checker(grammar_path: str | os.PathLike, start: str | None = None) -> Checker:
+def load_checker(grammar_path: str | os.PathLike, start: str | None = None,
+                 limits: BuildLimits = DEFAULTS) -> Checker:
     """Compile `grammar_path` up to the LR tables (GrammarError/LimitExceeded on a bad grammar)."""
-    front = compile_front_end(grammar_path, start=start)
+    front = compile_front_end(grammar_path, start=start, limits=limits)
     spec = front.grammar
     return Checker(spec, Recognizer(front.lexer.tables, front.lr.tables, [t.display for t in spec.terminals]))
 

@@ -70,6 +70,24 @@ def tokenizers_command() -> None:
         click.echo(f"{name:<14} {needs}")
 
 
+def _limits_option(func):
+    """`--limit NAME=VALUE` (repeatable) -> a `BuildLimits` (a usage error for an unknown name or a bad value)."""
+    from glrmask_cli.limits import describe
+
+    def parse(ctx, param, values):
+        from glrmask_cli.limits import DEFAULTS
+
+        try:
+            return DEFAULTS.with_assignments(values)
+        except ValueError as err:
+            raise click.BadParameter(str(err), ctx=ctx, param=param) from None
+
+    names = ", ".join(f"{name}={default}" for name, default, _, _ in describe())
+    return click.option("--limit", "limits", multiple=True, metavar="NAME=VALUE", callback=parse,
+                        help=f"Set a build limit (repeatable; docs/ARCHITECTURE.md, 'Build limits'). "
+                             f"Names and defaults: {names}.")(func)
+
+
 @cli.command("build")
 @click.argument("grammar", type=click.Path(exists=True, dir_okay=False))
 @click.option("--tokenizer", "-t", default="gpt2", show_default=True,
@@ -83,9 +101,10 @@ def tokenizers_command() -> None:
               help="EOS token text or id (repeatable); required when the vocabulary names no EOS token.")
 @click.option("--layout", type=click.Choice(["auto", "one", "runtime-close", "grouped"]), default="auto",
               show_default=True, help="Parser DWA layout (docs/ARCHITECTURE.md); auto: the first that fits.")
+@_limits_option
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors.")
 @user_errors
-def build_command(grammar, tokenizer, tokenizer_pattern, output, start, eos_tokens, layout, quiet) -> None:
+def build_command(grammar, tokenizer, tokenizer_pattern, output, start, eos_tokens, layout, limits, quiet) -> None:
     """Compile GRAMMAR (.lark) and a tokenizer vocabulary into an artifact."""
     from glrmask_cli.output import STDOUT, same_file
     from glrmask_cli.pipeline import STAGES, build_artifact, default_output
@@ -98,7 +117,8 @@ def build_command(grammar, tokenizer, tokenizer_pattern, output, start, eos_toke
     progress = _StageProgress(STAGES) if not quiet and sys.stderr.isatty() else None
     try:
         result = build_artifact(grammar, target, tokenizer=tokenizer, start=start, eos_tokens=eos_tokens,
-                                tokenizer_pattern=tokenizer_pattern, layout=layout, progress=progress)
+                                tokenizer_pattern=tokenizer_pattern, layout=layout, limits=limits,
+                                progress=progress)
     finally:
         if progress is not None:
             progress.done()
@@ -185,8 +205,9 @@ def _encoder_for(art):
 @click.argument("grammar", type=click.Path(exists=True, dir_okay=False))
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--start", default=None, help="Start rule [default: start].")
+@_limits_option
 @user_errors
-def check_command(grammar, files, start) -> None:
+def check_command(grammar, files, start, limits) -> None:
     """Check whole FILES against GRAMMAR with the semantics the masks use.
 
     Prints `FILE: ok` or `FILE: rejected at byte N: REASON` per file. Exit code 0 if all are ok,
@@ -194,7 +215,7 @@ def check_command(grammar, files, start) -> None:
     """
     from glrmask_cli.check import load_checker
 
-    checker = load_checker(grammar, start)
+    checker = load_checker(grammar, start, limits)
     rejected = 0
     for path in files:
         result = checker.check_file(path)

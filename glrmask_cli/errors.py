@@ -42,13 +42,19 @@ class TokenizerError(GLRMaskError):
 
 
 class LimitExceeded(GLRMaskError):
-    """A build limit was hit. Says which limit, its value, the stage and how to raise it."""
+    """A build limit was hit. Says which limit (a `glrmask_cli.limits.BuildLimits` field), its
+    value, the stage and how to raise it: `--limit NAME=VALUE` (`limits=` in the Python API)."""
 
     def __init__(self, limit: str, value: int, stage: str, hint: str = ""):
         self.limit = limit
         self.value = value
         self.stage = stage
+        self.hint = hint
         text = f"{stage}: limit {limit}={value} exceeded"
         if hint:
             text += f"; {hint}"
+        text += f"; raise it with --limit {limit}={max(2 * value, 1)}"
         super().__init__(text)
+
+    def __reduce__(self):
+        return type(self), (self.limit, self.value, self.stage, self.hint)

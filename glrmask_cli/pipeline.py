@@ -4,7 +4,8 @@ grammar -> lexer -> parser (BNF, normalization, LR tables) -> stack effects -> v
 Terminal DWA -> Parser DWA (splice, determinize, minimize) -> rows -> artifact.
 `compile_front_end` runs the stages up to the LR tables (`glrmask check` needs no more);
 `compile_grammar` runs it and the rest up to the row pool; `build_artifact` also writes the file.
-The pipeline owns the "auto" layout choice: it builds the Terminal DWA each layout needs and the Parser DWA of one
+The pipeline passes the limits (`BuildLimits`) and the progress reporter down to the stages, and
+owns the "auto" layout choice: it builds the Terminal DWA each layout needs and the Parser DWA of one
 layout at a time, falling back to the next layout when a limit is hit.
 """
 
@@ -24,22 +25,14 @@ from glrmask_cli.artifact import write_artifact
 from glrmask_cli.errors import LimitExceeded, TokenizerError
 from glrmask_cli.grammar import GrammarSpec, load_grammar
 from glrmask_cli.lexer.scanner import LexerBuild, boundary_warnings, build_lexer
+from glrmask_cli.limits import DEFAULTS, BuildLimits
 from glrmask_cli.parser.cfg import build_cfg
 from glrmask_cli.parser.lr import LRBuild, build_lr, terminal_followers
 from glrmask_cli.parser.normalize import NormalizedGrammar, normalize
 from glrmask_cli.parser.stack_effects import EffectGraph, build_effect_graphs, max_read_depth
-from glrmask_cli.parser_dwa.determinize import MAX_DWA_STATES
-from glrmask_cli.parser_dwa.layout import (
-    AUTO_ORDER,
-    WHOLE_DWA_BUDGET,
-    WHOLE_NFA_BUDGET,
-    Layout,
-    ParserDWABuild,
-    build_parser_dwa,
-    closes_at_runtime,
-)
+from glrmask_cli.parser_dwa.layout import AUTO_ORDER, Layout, ParserDWABuild, build_parser_dwa, closes_at_runtime
 from glrmask_cli.parser_dwa.rows import RowPool, build_rows
-from glrmask_cli.parser_dwa.splice import MAX_NFA_NODES, index_effects
+from glrmask_cli.parser_dwa.splice import index_effects
 from glrmask_cli.terminal_dwa import TerminalDWA, build_terminal_dwa
 from glrmask_cli.vocab.registry import load_vocabulary
 from glrmask_cli.vocab.vocabulary import Vocabulary
@@ -70,6 +63,7 @@ class Compiled:
     rows: RowPool
     timings: dict[str, float] = field(default_factory=dict)   # seconds per stage (STAGES)
     read_depth: int = 0                                       # stack_effects.max_read_depth(effects)
+    limits: BuildLimits = DEFAULTS
 
 
 @dataclass(frozen=True)
@@ -102,16 +96,19 @@ class _Stages:
 
 
 def compile_front_end(grammar_path: str | os.PathLike, *, start: str | None = None,
-                      progress: Progress | None = None, timings: dict[str, float] | None = None) -> FrontEnd:
+                      limits: BuildLimits = DEFAULTS, progress: Progress | None = None,
+                      timings: dict[str, float] | None = None) -> FrontEnd:
     """grammar -> lexer -> parser (BNF, normalization, canonical LR(1) tables)."""
     stages = _Stages(progress, timings if timings is not None else {})
     where = str(grammar_path)
     with stages.stage("grammar"):
         grammar = load_grammar(grammar_path, start=start)
     with stages.stage("lexer"):
-        lexer = build_lexer(grammar.terminals, grammar.ignore, where)
+        lexer = build_lexer(grammar.terminals, grammar.ignore, where, limits)
     with stages.stage("parser"):
-        normalized = normalize(build_cfg(grammar), where=where)
+        normalized = normalize(build_cfg(grammar), where=where, max_rhs_length=limits.max_rhs_length,
+                               max_normalized_symbols=limits.max_normalized_symbols,
+                               max_epsilon_variants=limits.max_epsilon_variants)
         lr = build_lr(normalized)
     return FrontEnd(grammar, lexer, normalized, lr)
 
@@ -119,34 +116,38 @@ def compile_front_end(grammar_path: str | os.PathLike, *, start: str | None = No
 def compile_grammar(grammar_path: str | os.PathLike, *, tokenizer: str | Vocabulary = "gpt2",
                     start: str | None = None, eos_tokens: Sequence[str] = (),
                     tokenizer_pattern: str | None = None, layout: Layout = "auto",
-                    progress: Progress | None = None) -> Compiled:
-    """Run every stage up to the row pool."""
+                    limits: BuildLimits = DEFAULTS, progress: Progress | None = None) -> Compiled:
+    """Run every stage up to the row pool (LimitExceeded names the limit that was hit)."""
     t: dict[str, float] = {}
     stages = _Stages(progress, t)
-    front = compile_front_end(grammar_path, start=start, progress=progress, timings=t)
+    front = compile_front_end(grammar_path, start=start, limits=limits, progress=progress, timings=t)
     grammar, lexer_build, lr = front.grammar, front.lexer, front.lr.tables
     with stages.stage("stack effects"):
         warnings = lexer_build.warnings + tuple(boundary_warnings(lexer_build.tables, grammar.terminals,
                                                                   terminal_followers(lr)))
-        effects = build_effect_graphs(lr)
+        effects = build_effect_graphs(lr, limits.max_effect_graph_nodes)
         read_depth = max_read_depth(effects)
+        if read_depth > limits.max_read_depth:
+            raise LimitExceeded("max_read_depth", limits.max_read_depth, "stack effects",
+                                f"a terminal's stack effect reads {read_depth} old-stack states")
     with stages.stage("vocabulary"):
         vocab = tokenizer if isinstance(tokenizer, Vocabulary) else load_vocabulary(
             tokenizer, pattern=tokenizer_pattern, eos_tokens=eos_tokens)
         if not vocab.eos_ids:
             raise TokenizerError(f"tokenizer {vocab.name!r} names no EOS token, so no output could ever end; "
                                  "pass --eos-token TEXT or --eos-token ID")
-    dwa = _parser_dwa(stages, layout, lexer_build.tables, effects, lr, vocab)
+    dwa = _parser_dwa(stages, layout, lexer_build.tables, effects, lr, vocab, limits)
     with stages.stage("rows"):
         rows = build_rows(dwa.dwa, dwa.terminal_dwa)
     return Compiled(grammar, lexer_build.tables, warnings, front.normalized, lr, len(front.lr.conflicts),
-                    effects, vocab, dwa.terminal_dwa, dwa, rows, t, read_depth)
+                    effects, vocab, dwa.terminal_dwa, dwa, rows, t, read_depth, limits)
 
 
 def _parser_dwa(stages: _Stages, layout: Layout, lexer: LexerTables, effects: tuple[EffectGraph, ...],
-                lr: LRTables, vocab: Vocabulary) -> ParserDWABuild:
+                lr: LRTables, vocab: Vocabulary, limits: BuildLimits) -> ParserDWABuild:
     """The Terminal DWA and the Parser DWA of `layout`; "auto" tries AUTO_ORDER and takes the first
-    layout that stays within WHOLE_NFA_BUDGET / WHOLE_DWA_BUDGET (the last one without them)."""
+    layout that stays within max_nfa_nodes_auto / max_dwa_states_auto (the last one within
+    max_nfa_nodes / max_dwa_states)."""
     tried = AUTO_ORDER if layout == "auto" else (layout,)
     tdwas: dict[bool, TerminalDWA] = {}
     index = None
@@ -163,8 +164,9 @@ def _parser_dwa(stages: _Stages, layout: Layout, lexer: LexerTables, effects: tu
             try:
                 return build_parser_dwa(
                     name, tdwas[closing], lexer, effects, lr,
-                    max_nfa_nodes=MAX_NFA_NODES if last else WHOLE_NFA_BUDGET,
-                    max_dwa_states=MAX_DWA_STATES if last else WHOLE_DWA_BUDGET, index=index)
+                    max_nfa_nodes=limits.max_nfa_nodes if last else limits.max_nfa_nodes_auto,
+                    max_dwa_states=limits.max_dwa_states if last else limits.max_dwa_states_auto,
+                    max_merged_states=limits.max_merged_states, index=index)
             except LimitExceeded:
                 if last:
                     raise
@@ -241,11 +243,13 @@ def default_output(grammar_path: str | os.PathLike[str]) -> Path:
 def build_artifact(grammar_path: str | os.PathLike, out_path: str | os.PathLike | None = None, *,
                    tokenizer: str | Vocabulary = "gpt2", start: str | None = None,
                    eos_tokens: Sequence[str] = (), tokenizer_pattern: str | None = None,
-                   layout: Layout = "auto", progress: Progress | None = None) -> BuildResult:
+                   layout: Layout = "auto", limits: BuildLimits = DEFAULTS,
+                   progress: Progress | None = None) -> BuildResult:
     """Compile and write the artifact (default: `default_output`; `-`: standard output)."""
     began = time.perf_counter()
     compiled = compile_grammar(grammar_path, tokenizer=tokenizer, start=start, eos_tokens=eos_tokens,
-                               tokenizer_pattern=tokenizer_pattern, layout=layout, progress=progress)
+                               tokenizer_pattern=tokenizer_pattern, layout=layout, limits=limits,
+                               progress=progress)
     out = Path(out_path) if out_path is not None else default_output(grammar_path)
     with _Stages(progress, compiled.timings).stage("artifact"):
         size = write_artifact(out, artifact_metadata(compiled), artifact_sections(compiled))

@@ -5,7 +5,7 @@ lookahead obligations) plus the lookbehind monitors' states. Greedy terminals us
 (fullmatch language); terminals with lazy quantifiers keep threads in priority order and cut the
 lower-priority ones when a match is found (leftmost-first, i.e. where `re.match` ends the lexeme).
 A match may depend on the byte after the lexeme (trailing lookahead): `close[s, c]`, c = 256 = end.
-Conventions: state 0 = DEAD, state 1 = START. Limit: MAX_DFA_STATES per terminal.
+Conventions: state 0 = DEAD, state 1 = START. Limit: `max_states` per terminal (limit max_pattern_dfa_states).
 """
 
 from __future__ import annotations
@@ -14,11 +14,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from glrmask_cli.errors import LimitExceeded
 from glrmask_cli.lexer.nfa import NFA
 from glrmask_cli.lexer.syntax import SyntaxUnsupported
+from glrmask_cli.limits import DEFAULTS
 
 DEAD, START, EOF = 0, 1, 256
-MAX_DFA_STATES = 50_000
 
 
 @dataclass(frozen=True)
@@ -157,8 +158,9 @@ class _Determinizer:
         return matched, self.closure(seeds, new_monitors), new_monitors
 
 
-def determinize(nfa: NFA, ordered: bool) -> ByteDFA:
-    """Subset construction (ordered thread lists when `ordered`), then expanded to 256 columns."""
+def determinize(nfa: NFA, ordered: bool, max_states: int = DEFAULTS.max_pattern_dfa_states) -> ByteDFA:
+    """Subset construction (ordered thread lists when `ordered`), then expanded to 256 columns.
+    LimitExceeded past `max_states` states."""
     det = _Determinizer(nfa, ordered)
     reps = nfa_byte_classes(nfa)
     monitors0 = tuple(det.sub_closure([start]) for start, _ in nfa.monitors)
@@ -182,8 +184,9 @@ def determinize(nfa: NFA, ordered: bool) -> ByteDFA:
             if nthreads:
                 key = key_of(nthreads, nmon)
                 if key not in keys:
-                    if len(states) >= MAX_DFA_STATES:
-                        raise SyntaxUnsupported(f"terminal DFA exceeds {MAX_DFA_STATES} states")
+                    if len(states) >= max_states:
+                        raise LimitExceeded("max_pattern_dfa_states", max_states, "lexer (pattern DFA)",
+                                            "the pattern's subset construction is too large")
                     keys[key] = len(states)
                     states.append((nthreads, nmon))
                 row[k] = keys[key]

@@ -4,17 +4,17 @@ Epsilon edges are ordered (earlier = higher priority), which is what lazy quanti
 greedy repeats prefer the body, lazy ones the exit. Lookaheads become LOOK states that spawn an
 obligation (a sub-NFA run on the following bytes); lookbehinds become BEHIND states checked against
 a monitor sub-NFA for `any* B` run from the lexeme start. Limits: no nested lookarounds, a lookbehind
-must not reach before the lexeme start, at most MAX_STATES states.
+must not reach before the lexeme start, at most `max_states` states (limit max_pattern_nfa_states).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from glrmask_cli.errors import LimitExceeded
 from glrmask_cli.lexer.syntax import Alt, Chars, Look, Repeat, Seq, SyntaxUnsupported, width
 from glrmask_cli.lexer.utf8 import utf8_sequences
-
-MAX_STATES = 200_000
+from glrmask_cli.limits import DEFAULTS
 
 
 @dataclass
@@ -26,18 +26,21 @@ class NFA:
     monitors: list[tuple[int, int]] = field(default_factory=list)      # (start, accept) of `B` sub-NFAs
     start: int = 0
     accept: int = 0
+    max_states: int = DEFAULTS.max_pattern_nfa_states
 
     def add_state(self) -> int:
-        if len(self.eps) >= MAX_STATES:
-            raise SyntaxUnsupported(f"pattern too large (more than {MAX_STATES} NFA states)")
+        if len(self.eps) >= self.max_states:
+            raise LimitExceeded("max_pattern_nfa_states", self.max_states, "lexer (pattern NFA)",
+                                "the pattern is too large (bounded repeats multiply its states)")
         self.eps.append([])
         self.edges.append([])
         return len(self.eps) - 1
 
 
-def build_nfa(node) -> NFA:
-    """The NFA of one terminal's IR; `accept` is the single match state."""
-    nfa = NFA()
+def build_nfa(node, max_states: int = DEFAULTS.max_pattern_nfa_states) -> NFA:
+    """The NFA of one terminal's IR; `accept` is the single match state. LimitExceeded past
+    `max_states` states."""
+    nfa = NFA(max_states=max_states)
     builder = _Builder(nfa, in_look=False)
     nfa.start = nfa.add_state()
     nfa.accept = nfa.add_state()

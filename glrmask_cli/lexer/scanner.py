@@ -18,9 +18,8 @@ from glrmask_cli.grammar import TerminalSpec
 from glrmask_cli.lexer.dfa import DEAD, START, ByteDFA, determinize, minimize, moore_partition, renumber
 from glrmask_cli.lexer.nfa import build_nfa
 from glrmask_cli.lexer.syntax import SyntaxUnsupported, has_lazy, parse_pattern
+from glrmask_cli.limits import DEFAULTS, BuildLimits
 from glrmask_runtime.tables import LexerTables
-
-MAX_COMBINED_STATES = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -29,14 +28,19 @@ class LexerBuild:
     warnings: tuple[str, ...]   # tied terminals; boundary warnings need the parser (`boundary_warnings`)
 
 
-def build_terminal_dfa(spec: TerminalSpec, grammar_path: str = "<grammar>") -> ByteDFA:
-    """One terminal's trimmed, minimized DFA; UnsupportedFeature names the terminal."""
+def build_terminal_dfa(spec: TerminalSpec, grammar_path: str = "<grammar>",
+                       limits: BuildLimits = DEFAULTS) -> ByteDFA:
+    """One terminal's trimmed, minimized DFA; UnsupportedFeature and LimitExceeded name the terminal."""
     try:
         ir = parse_pattern(spec.pattern, spec.flags)
-        dfa = minimize(determinize(build_nfa(ir), ordered=has_lazy(ir)))
+        nfa = build_nfa(ir, limits.max_pattern_nfa_states)
+        dfa = minimize(determinize(nfa, ordered=has_lazy(ir), max_states=limits.max_pattern_dfa_states))
     except SyntaxUnsupported as e:
         raise UnsupportedFeature(grammar_path, str(e), terminal=spec.display,
                                  hint="rewrite the terminal without this construct") from e
+    except LimitExceeded as e:
+        raise LimitExceeded(e.limit, e.value, f"{grammar_path}: terminal {spec.display}: {e.stage}",
+                            e.hint) from e
     if dfa.close[START].any():
         raise UnsupportedFeature(grammar_path, "terminal matches the empty string", terminal=spec.display,
                                  hint="every lexeme must consume at least one byte")
@@ -46,11 +50,12 @@ def build_terminal_dfa(spec: TerminalSpec, grammar_path: str = "<grammar>") -> B
 
 
 def build_lexer(terminals: Sequence[TerminalSpec], ignore: Sequence[str],
-                grammar_path: str = "<grammar>") -> LexerBuild:
-    """Compile every terminal and combine them into `LexerTables` (docs/semantics.md, "Lexing")."""
-    dfas = [build_terminal_dfa(t, grammar_path) for t in terminals]
+                grammar_path: str = "<grammar>", limits: BuildLimits = DEFAULTS) -> LexerBuild:
+    """Compile every terminal and combine them into `LexerTables` (docs/semantics.md, "Lexing").
+    Uses limits max_pattern_nfa_states, max_pattern_dfa_states and max_lexer_states."""
+    dfas = [build_terminal_dfa(t, grammar_path, limits) for t in terminals]
     union_trans, union_close, owner, starts = _union(dfas)
-    combo = _Combined(terminals, union_trans, union_close, owner)
+    combo = _Combined(terminals, union_trans, union_close, owner, limits.max_lexer_states)
     trans, states = combo.determinize(starts)
     close_ids, viable_ids = combo.accept_tables(states)
     labels = np.concatenate([close_ids, viable_ids[:, None]], axis=1)
@@ -82,8 +87,9 @@ def _union(dfas: list[ByteDFA]):
 
 
 class _Combined:
-    def __init__(self, terminals, union_trans, union_close, owner):
+    def __init__(self, terminals, union_trans, union_close, owner, max_states: int):
         self.terminals = terminals
+        self.max_states = max_states
         self.owner = owner
         self.union_close = union_close
         cols, self.class_of = np.unique(np.concatenate([union_trans, union_close[:, :256]]), axis=1,
@@ -111,8 +117,8 @@ class _Combined:
                 if sid is None:
                     sid = keys[key] = len(states)
                     states.append(key)
-                    if len(states) > MAX_COMBINED_STATES:
-                        raise LimitExceeded("MAX_COMBINED_STATES", MAX_COMBINED_STATES, "lexer",
+                    if len(states) > self.max_states:
+                        raise LimitExceeded("max_lexer_states", self.max_states, "lexer (combined DFA)",
                                             "simplify or split the terminals")
                 row[k] = sid
             rows.append(row)

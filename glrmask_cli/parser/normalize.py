@@ -5,7 +5,8 @@ and right recursion); reject cycles A =>+ A; rewrite right recursion into left r
 SCC of the rightmost-symbol graph (feedback set + right- to left-linear conversion); split long
 right-hand sides (left-nested, shared prefixes). Invariant (`check_normalized`): no epsilon rule and
 an acyclic rightmost-symbol graph (A -> B when a rule A -> ... B ends with B), so LR performs a
-bounded number of reductions between two shifts. Size is guarded by `max_symbols` (LimitExceeded).
+bounded number of reductions between two shifts. Size is guarded by the limits max_normalized_symbols
+and max_epsilon_variants (LimitExceeded; glrmask_cli/limits.py).
 """
 
 from __future__ import annotations
@@ -13,13 +14,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from glrmask_cli.errors import LimitExceeded, NormalizationError
+from glrmask_cli.limits import DEFAULTS
 from glrmask_cli.parser.cfg import CFG, Rule
 
 Sym = int | str                                  # terminal id, or nonterminal name
 Rules = dict[str, list[tuple[Sym, ...]]]         # lhs name -> right-hand sides, in order
-
-DEFAULT_MAX_RHS = 4                # longer right-hand sides are split
-DEFAULT_MAX_SYMBOLS = 2_000_000    # total right-hand-side symbols allowed after rewriting
 
 
 @dataclass(frozen=True)
@@ -29,28 +28,31 @@ class NormalizedGrammar:
     rewrites: tuple[str, ...]     # human-readable log of what was rewritten (for `glrmask inspect`)
 
 
-def normalize(cfg: CFG, *, where: str = "<grammar>", max_rhs: int = DEFAULT_MAX_RHS,
-              max_symbols: int = DEFAULT_MAX_SYMBOLS) -> NormalizedGrammar:
+def normalize(cfg: CFG, *, where: str = "<grammar>", max_rhs_length: int = DEFAULTS.max_rhs_length,
+              max_normalized_symbols: int = DEFAULTS.max_normalized_symbols,
+              max_epsilon_variants: int = DEFAULTS.max_epsilon_variants) -> NormalizedGrammar:
     """Rewrite `cfg` into an equivalent grammar (same language, minus the empty string).
 
     Raises NormalizationError (empty language, only the empty string, a cycle A =>+ A) naming the
-    rules, and LimitExceeded when right-recursion removal would exceed `max_symbols`.
+    rules, and LimitExceeded when right-recursion removal would exceed `max_normalized_symbols`
+    right-hand-side symbols or epsilon removal make more than `max_epsilon_variants` copies of a
+    rule. Right-hand sides longer than `max_rhs_length` are split.
     """
-    if max_rhs < 2:
-        raise ValueError(f"max_rhs must be >= 2, got {max_rhs}")
+    if max_rhs_length < 2:
+        raise ValueError(f"max_rhs_length must be >= 2, got {max_rhs_length}")
     log: list[str] = []
     rules, start = from_cfg(cfg)
     rules = _reduce(rules, start, where, log, "input")
     nullable = nullable_set(rules)
     accepts_empty = start in nullable
-    rules = _remove_epsilon(rules, nullable, log)
+    rules = _remove_epsilon(rules, nullable, log, max_epsilon_variants)
     if start not in productive_set(rules):
         raise NormalizationError(where, "the grammar derives only the empty string", rule=start)
     rules = _reduce(rules, start, where, log, "after epsilon removal")
     _reject_cycles(rules, where)
-    rules = _remove_right_recursion(rules, start, where, max_symbols, log)
+    rules = _remove_right_recursion(rules, start, where, max_normalized_symbols, log)
     rules = _reduce(rules, start, where, log, "after right-recursion removal")
-    rules = _split_long_rules(rules, max_rhs, log)
+    rules = _split_long_rules(rules, max_rhs_length, log)
     out = to_cfg(rules, start, cfg.terminal_names)
     check_normalized(out, where=where)
     return NormalizedGrammar(cfg=out, accepts_empty=accepts_empty, rewrites=tuple(log))
@@ -102,7 +104,7 @@ def _reduce(rules: Rules, start: str, where: str, log: list[str], when: str) -> 
     return out
 
 
-def _remove_epsilon(rules: Rules, nullable: set[str], log: list[str]) -> Rules:
+def _remove_epsilon(rules: Rules, nullable: set[str], log: list[str], max_variants: int) -> Rules:
     """Every rule gets all variants with nullable occurrences dropped; epsilon rules go.
 
     Hidden left (right) recursion A -> N A (A -> A N) with N nullable becomes visible here. A variant
@@ -114,7 +116,7 @@ def _remove_epsilon(rules: Rules, nullable: set[str], log: list[str]) -> Rules:
     for a, alts in rules.items():
         new: dict[tuple[Sym, ...], None] = {}
         for rhs in alts:
-            for variant in drop_nullable_variants(rhs, nullable):
+            for variant in drop_nullable_variants(rhs, nullable, max_variants):
                 if variant == (a,):     # A => A: a derivation that adds nothing
                     self_loops.append(a)
                 elif variant:
@@ -325,7 +327,7 @@ def _limit(max_symbols: int, names: list[str]) -> LimitExceeded:
     shown = ", ".join(names[:10]) + (", ..." if len(names) > 10 else "")
     return LimitExceeded("max_normalized_symbols", max_symbols,
                          f"normalize (right recursion in rules {shown})",
-                         "raise the limit, or write these rules left-recursively")
+                         "write these rules left-recursively")
 
 
 def _split_long_rules(rules: Rules, max_rhs: int, log: list[str]) -> Rules:
@@ -408,14 +410,13 @@ def reachable_set(rules: Rules, start: str) -> set[str]:
     return seen
 
 
-MAX_EPSILON_VARIANTS = 1 << 12
-
-
-def drop_nullable_variants(rhs: tuple[Sym, ...], nullable: set[str]) -> list[tuple[Sym, ...]]:
-    """All copies of `rhs` with any subset of its nullable occurrences removed (rhs itself first)."""
+def drop_nullable_variants(rhs: tuple[Sym, ...], nullable: set[str],
+                           max_variants: int = DEFAULTS.max_epsilon_variants) -> list[tuple[Sym, ...]]:
+    """All copies of `rhs` with any subset of its nullable occurrences removed (rhs itself first);
+    LimitExceeded (limit max_epsilon_variants) if there would be more than `max_variants`."""
     k = sum(isinstance(s, str) and s in nullable for s in rhs)
-    if 1 << k > MAX_EPSILON_VARIANTS:
-        raise LimitExceeded("max_epsilon_variants", MAX_EPSILON_VARIANTS,
+    if 1 << k > max_variants:
+        raise LimitExceeded("max_epsilon_variants", max_variants,
                             f"normalize (a rule with {k} nullable symbols: {rhs!r})",
                             "wrap the optional parts of this rule in fewer optional groups")
     variants: list[tuple[Sym, ...]] = [()]
@@ -517,5 +518,4 @@ def rules_by_name(cfg: CFG) -> dict[str, list[tuple[str, ...]]]:
     return out
 
 
-__all__ = ["DEFAULT_MAX_RHS", "DEFAULT_MAX_SYMBOLS", "NormalizedGrammar", "check_normalized", "normalize",
-           "rules_by_name"]
+__all__ = ["NormalizedGrammar", "check_normalized", "normalize", "rules_by_name"]

@@ -7,8 +7,9 @@ the states with that goto which can lie there below the nearest read state: stac
 branches. An effect ends with the shift of t, or ACCEPT for END. Applying an effect to a stack that
 matches `reads` removes the len(reads) - 1 topmost states and pushes `writes`. Deep operator-precedence
 chains (sql.lark, python.lark) give millions of effects per terminal, so `build_effect_graphs` returns
-each terminal's effects as one shared DAG, its size bounded by `max_nodes` (LimitExceeded). The flat
-list of effects, the graphs' oracle in tests, is devtools/flat_stack_effects.py.
+each terminal's effects as one shared DAG, its size bounded by `max_nodes` (LimitExceeded, limit
+max_effect_graph_nodes; the longest read path by limit max_read_depth). The flat list of effects,
+the graphs' oracle in tests, is devtools/flat_stack_effects.py.
 """
 
 from __future__ import annotations
@@ -18,11 +19,14 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from glrmask_cli.errors import LimitExceeded
+from glrmask_cli.limits import DEFAULTS
 from glrmask_runtime.tables import ACCEPT, REDUCE, SHIFT, LRTables, unpack_action
 
 ANY = -1
-DEFAULT_MAX_CONFIGS = 1_000_000   # per terminal
-MAX_READ_DEPTH = 256
+# The default limits under their former names, for devtools/flat_stack_effects.py (glrmask_cli/limits.py
+# is the one home of the values; the compiler passes them down).
+DEFAULT_MAX_CONFIGS = DEFAULTS.max_effect_graph_nodes
+MAX_READ_DEPTH = DEFAULTS.max_read_depth
 
 
 @dataclass(frozen=True, order=True)
@@ -120,20 +124,20 @@ class EffectGraph:
     edges: tuple[tuple[tuple[tuple[int, ...], int], ...], ...]   # per node: (reads appended, next node)
     finals: tuple[tuple[tuple[int, ...], ...], ...]              # per node: writes of effects ending here
 
-    def iter_effects(self) -> Iterator[StackEffect]:
+    def iter_effects(self, max_read_depth: int = DEFAULTS.max_read_depth) -> Iterator[StackEffect]:
         """The flat effects (possibly many: for tests and small grammars)."""
         todo: list[tuple[tuple[int, ...], int]] = [((top,), node) for top, node in reversed(self.roots)]
         while todo:
             reads, node = todo.pop()
-            if len(reads) > MAX_READ_DEPTH:
-                raise LimitExceeded("max_read_depth", MAX_READ_DEPTH, "stack effects", "cyclic effect graph")
+            if len(reads) > max_read_depth:
+                raise LimitExceeded("max_read_depth", max_read_depth, "stack effects", "cyclic effect graph")
             for writes in self.finals[node]:
                 yield StackEffect(reads, writes)
             todo.extend((reads + label, target) for label, target in reversed(self.edges[node]))
 
 
-def build_effect_graphs(tables: LRTables, max_nodes: int = DEFAULT_MAX_CONFIGS) -> tuple[EffectGraph, ...]:
-    """Every terminal's effects as an `EffectGraph`."""
+def build_effect_graphs(tables: LRTables, max_nodes: int = DEFAULTS.max_effect_graph_nodes) -> tuple[EffectGraph, ...]:
+    """Every terminal's effects as an `EffectGraph` (LimitExceeded past `max_nodes` nodes in one)."""
     explorer = _Explorer(tables)
     shared: dict = {}     # one object per distinct edge, edge list and writes: deep graphs repeat them
     return tuple(_graph_of(explorer, t, max_nodes, shared) for t in range(tables.n_terminals))
@@ -158,7 +162,7 @@ def _graph_of(explorer: _Explorer, t: int, max_nodes: int, shared: dict) -> Effe
         key, c_reads, c_popped, c_writes = _canonical(reads, popped, writes)
         if key not in index:
             if len(configs) >= max_nodes:
-                raise LimitExceeded("max_configs", max_nodes, "stack effects",
+                raise LimitExceeded("max_effect_graph_nodes", max_nodes, "stack effects",
                                     f"terminal {t}'s effect graph is too large")
             index[key] = len(configs)
             configs.append((c_reads, c_popped, c_writes))
@@ -211,7 +215,8 @@ def _children_first(graph: EffectGraph) -> list[int]:
 
 
 def max_read_depth(graphs: Sequence[EffectGraph]) -> int:
-    """The most old-stack states any effect reads: the longest root-to-node read path of any graph."""
+    """The most old-stack states any effect reads: the longest root-to-node read path of any graph
+    (the pipeline checks it against limit max_read_depth)."""
     deepest = 0
     for graph in graphs:
         longest: dict[int, int] = {}
@@ -226,7 +231,7 @@ def read_bounds(graph: EffectGraph) -> tuple[int, int]:
     top an effect looks, and how far it lowers the stack (reads past the exposed state minus writes).
     (0, 0) for a terminal without effects."""
     best: dict[int, tuple[int, int]] = {}       # node -> (longest read path, longest path - writes)
-    low = -MAX_READ_DEPTH - 1
+    low = -(1 << 30)      # no effect ends below this node: below any real value
     for node in _children_first(graph):
         reads = 0 if graph.finals[node] else low
         lowered = max((-len(w) for w in graph.finals[node]), default=low)

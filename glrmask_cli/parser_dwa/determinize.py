@@ -17,11 +17,12 @@ from typing import Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from glrmask_cli.errors import LimitExceeded
+from glrmask_cli.limits import DEFAULTS
 from glrmask_cli.parser.stack_effects import ANY
 from glrmask_cli.parser_dwa.read_nfa import ReadNFA
 
 NO_STATE = -1
-MAX_DWA_STATES = 500_000
+MAX_DWA_STATES = DEFAULTS.max_dwa_states   # the default of limit max_dwa_states (limits.py); the pipeline passes it
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,8 @@
   tops that can take that lexeme; a group that is still too large is split by its next lexeme, and
   the smallest groups are merged back into one automaton when that stays small (fewer walks).
 "auto" (pipeline.py tries the layouts in AUTO_ORDER) takes the first layout whose read NFA and subset
-construction stay within WHOLE_NFA_BUDGET and WHOLE_DWA_BUDGET (the last one without them). Every
-layout gives the same masks. This module builds one given
+construction stay within the limits max_nfa_nodes_auto and max_dwa_states_auto (the last one within
+max_nfa_nodes and max_dwa_states). Every layout gives the same masks. This module builds one given
 layout; the pipeline owns the order and the fallback.
 """
 
@@ -21,18 +21,16 @@ from typing import Callable, Literal, Sequence
 import numpy as np
 
 from glrmask_cli.errors import LimitExceeded
+from glrmask_cli.limits import DEFAULTS
 from glrmask_cli.parser.stack_effects import EffectGraph
-from glrmask_cli.parser_dwa.determinize import MAX_DWA_STATES, ParserDWA, Part, StatePool
+from glrmask_cli.parser_dwa.determinize import ParserDWA, Part, StatePool
 from glrmask_cli.parser_dwa.groups import Group, by_first_lexeme, split, walk_roots, whole
-from glrmask_cli.parser_dwa.splice import MAX_NFA_NODES, EffectIndex, build_read_nfa, index_effects
+from glrmask_cli.parser_dwa.splice import EffectIndex, build_read_nfa, index_effects
 from glrmask_cli.terminal_dwa import TerminalDWA
 from glrmask_runtime.tables import LexerTables, LRTables
 
 Layout = Literal["auto", "one", "runtime-close", "grouped"]
 AUTO_ORDER: tuple[Layout, ...] = ("one", "runtime-close", "grouped")
-WHOLE_NFA_BUDGET = 400_000   # read-NFA nodes "auto" allows a layout before trying the next one
-WHOLE_DWA_BUDGET = 200_000   # and subset states (verilog x cl100k, the largest "one" so far: 24k states)
-MERGE_STATES = 20_000        # grouped: the small groups merged into one automaton, states before merging
 
 
 def closes_at_runtime(layout: Layout) -> bool:
@@ -50,7 +48,9 @@ class ParserDWABuild:
 
 
 def build_parser_dwa(layout: Layout, tdwa: TerminalDWA, lexer: LexerTables, effects: Sequence[EffectGraph],
-                     lr: LRTables, *, max_nfa_nodes: int = MAX_NFA_NODES, max_dwa_states: int = MAX_DWA_STATES,
+                     lr: LRTables, *, max_nfa_nodes: int = DEFAULTS.max_nfa_nodes,
+                     max_dwa_states: int = DEFAULTS.max_dwa_states,
+                     max_merged_states: int = DEFAULTS.max_merged_states,
                      index: EffectIndex | None = None) -> ParserDWABuild:
     """Splice stack effects into the outcomes of `tdwa` (built with `closes_at_runtime(layout)`),
     determinize and minimize, in one layout (not "auto"; see the module docstring). Each group's
@@ -67,7 +67,7 @@ def build_parser_dwa(layout: Layout, tdwa: TerminalDWA, lexer: LexerTables, effe
     group_dwa = _group_builder(pool, term_sets, effects, has_action, ignored, lr.end_terminal, index,
                                max_nfa_nodes, max_dwa_states)
     if layout == "grouped":
-        groups, parts = _merge_small(tdwa, *_grouped(tdwa, group_dwa), group_dwa)
+        groups, parts = _merge_small(tdwa, *_grouped(tdwa, group_dwa), group_dwa, max_merged_states)
     else:
         groups = whole(tdwa)
         parts = [group_dwa(tdwa, groups[0])]
@@ -87,15 +87,15 @@ def _group_builder(pool: StatePool, term_sets: list[tuple[int, ...]], effects: S
     return group_dwa
 
 
-def _merge_small(tdwa: TerminalDWA, groups: list[Group], parts: list[Part],
-                 group_dwa) -> tuple[list[Group], list[Part]]:
-    """Fewer walks per mask: the smallest groups, MERGE_STATES states together at most, become one
+def _merge_small(tdwa: TerminalDWA, groups: list[Group], parts: list[Part], group_dwa,
+                 max_merged_states: int) -> tuple[list[Group], list[Part]]:
+    """Fewer walks per mask: the smallest groups, `max_merged_states` states together at most, become one
     group if its automaton stays within twice their total (they mostly read the stack in step;
     python eval_input x gpt2: the 52 smallest of 65 groups, 20,420 states apart, 10,051 together)."""
     order = sorted(range(len(groups)), key=lambda i: (parts[i].n_states, i))
     chosen, total = [], 0
     for i in order:
-        if total + parts[i].n_states > MERGE_STATES:
+        if total + parts[i].n_states > max_merged_states:
             break
         chosen.append(i)
         total += parts[i].n_states

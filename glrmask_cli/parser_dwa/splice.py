@@ -23,13 +23,14 @@ from typing import Sequence
 import numpy as np
 
 from glrmask_cli.errors import LimitExceeded
+from glrmask_cli.limits import DEFAULTS
 from glrmask_cli.parser.stack_effects import ANY, EffectGraph, read_bounds
 from glrmask_cli.parser_dwa.groups import Group, whole
 from glrmask_cli.parser_dwa.read_nfa import ReadNFA
 from glrmask_cli.terminal_dwa import FINAL_END, TerminalDWA
 
 Written = tuple[int, ...]
-MAX_NFA_NODES = 2_000_000   # per group (python eval_input x gpt2: at most 0.4M per first lexeme)
+MAX_NFA_NODES = DEFAULTS.max_nfa_nodes   # the default of limit max_nfa_nodes (limits.py); the pipeline passes it
 
 
 class _Splicer:

@@ -7,17 +7,22 @@ their edge and row dicts lazily, with the same masks."""
 from __future__ import annotations
 
 import collections
+import functools
 
 import numpy as np
 import pytest
 
+import devtools.builds
 import glrmask_runtime
 import glrmask_runtime.artifact
 from devtools.brute_force import sampled_states
 from devtools.builds import JSON_GRAMMAR, LARK_GRAMMARS, Built, built
 from devtools.data import corpus_path
 from devtools.documents import csv_documents, json_documents, lark_documents
+from glrmask_cli.limits import BuildLimits
 from tests.support.masks import assert_masks_equal
+
+APART = BuildLimits(max_merged_states=0)     # no group is merged back
 
 CASES = {
     "json": (JSON_GRAMMAR, json_documents),
@@ -29,9 +34,10 @@ CASES = {
 @pytest.fixture(autouse=True)
 def _no_merging(monkeypatch):
     """Keep every group apart (small grammars would merge all of them back into one): these tests
-    are about several groups. test_small_groups_are_merged_back_into_one checks the merge."""
-    from glrmask_cli.parser_dwa import layout
-    monkeypatch.setattr(layout, "MERGE_STATES", 0)
+    are about several groups (the builds below pass APART too). test_small_groups_are_merged_back_into_one
+    checks the merge."""
+    from glrmask_cli import pipeline
+    monkeypatch.setattr(devtools.builds, "build_artifact", functools.partial(pipeline.build_artifact, limits=APART))
 
 
 def grouped(name: str, layout: str = "grouped") -> Built:
@@ -129,7 +135,8 @@ def test_groups_too_large_are_split_by_their_next_lexeme(monkeypatch, tmp_path):
     ((first, _),) = _deeper_tokens_allowed(tdwa, sampled_states(b, lark_documents(), 150, seed=13)).most_common(1)
     _declare_too_large(monkeypatch, lambda tdwa, group: any(G.first_lexeme_of(tdwa, node) == first
                                                             for node in group.subtrees))
-    result = build_artifact(CASES["lark"][0], tmp_path / "split.glrm", tokenizer=b.vocab, layout="grouped")
+    result = build_artifact(CASES["lark"][0], tmp_path / "split.glrm", tokenizer=b.vocab, layout="grouped",
+                            limits=APART)
     groups = result.compiled.parser_dwa.groups
     depths = [len(tdwa.lexeme_sequence(node)) for group in groups for node in group.subtrees]
     assert max(depths) >= 3                      # split twice
@@ -139,15 +146,13 @@ def test_groups_too_large_are_split_by_their_next_lexeme(monkeypatch, tmp_path):
     assert _deeper_tokens_allowed(tdwa, states)[first] > 0
 
 
-def test_small_groups_are_merged_back_into_one(monkeypatch, tmp_path):
+def test_small_groups_are_merged_back_into_one(tmp_path):
     from devtools.builds import vocabulary
-    from glrmask_cli.parser_dwa import layout
     from glrmask_cli.pipeline import build_artifact
 
     apart = grouped("lark").artifact.metadata["dwa"]["n_groups"]
-    monkeypatch.setattr(layout, "MERGE_STATES", 20_000)
     result = build_artifact(CASES["lark"][0], tmp_path / "merged.glrm", tokenizer=vocabulary("small-gpt2"),
-                            layout="grouped")
+                            layout="grouped", limits=BuildLimits(max_merged_states=20_000))
     assert len(result.compiled.parser_dwa.groups) < apart
     merged = Built(glrmask_runtime.load(result.path), result.compiled.vocab, result.compiled, result.path)
     assert_masks_equal(merged, sampled_states(merged, lark_documents(), 150, seed=14))
@@ -169,7 +174,7 @@ def test_sql_string_alias_after_a_column_when_its_group_is_split(monkeypatch, tm
     vocab = Vocabulary.from_tokens("bytes-and-aliases", tokens, eos_ids=[len(tokens) - 1])
     grammar = next(case for case in MATRIX if case.name == "sql").path()
     _declare_too_large(monkeypatch, lambda tdwa, group: any(tdwa.trie_parent[node] == 0 for node in group.subtrees))
-    result = build_artifact(grammar, tmp_path / "sql.glrm", tokenizer=vocab, layout="grouped")
+    result = build_artifact(grammar, tmp_path / "sql.glrm", tokenizer=vocab, layout="grouped", limits=APART)
     tdwa = result.compiled.terminal_dwa
     assert any(tdwa.trie_parent[node] != 0 for group in result.compiled.parser_dwa.groups
                for node in group.subtrees)       # the split happened: a group below a first lexeme

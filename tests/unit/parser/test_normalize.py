@@ -135,7 +135,7 @@ def test_hand_made_grammars_keep_their_language(text):
 
 
 def test_normalized_invariant_and_rhs_bound():
-    result = normalize(_cfg('start: "a" start | "b" "c" "d" "e" "f" "g" start | "h"'), max_rhs=3)
+    result = normalize(_cfg('start: "a" start | "b" "c" "d" "e" "f" "g" start | "h"'), max_rhs_length=3)
     assert all(0 < len(r.rhs) <= 3 for r in result.cfg.rules)
     assert any("right recursion" in line for line in result.rewrites)
     assert any("split" in line for line in result.rewrites)
@@ -165,7 +165,7 @@ def test_empty_language_is_an_error():
 
 def test_size_limit_names_the_rules():
     with pytest.raises(LimitExceeded, match=r"right recursion in rules e\): limit max_normalized_symbols=10 exceeded"):
-        normalize(_cfg('e: e "+" e | e "*" e | "(" e ")" | "1"', start="e"), max_symbols=10)
+        normalize(_cfg('e: e "+" e | e "*" e | "(" e ")" | "1"', start="e"), max_normalized_symbols=10)
 
 
 def test_check_normalized_rejects_what_it_must():
