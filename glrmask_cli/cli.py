@@ -108,6 +108,7 @@ def build_command(grammar, tokenizer, tokenizer_pattern, output, start, eos_toke
     """Compile GRAMMAR (.lark) and a tokenizer vocabulary into an artifact."""
     from glrmask_cli.output import STDOUT, same_file
     from glrmask_cli.pipeline import STAGES, build_artifact, default_output
+    from glrmask_cli.progress import NO_PROGRESS
 
     target = output if output is not None else default_output(grammar)
     for given, path in (("GRAMMAR", grammar), ("--tokenizer", tokenizer)):
@@ -118,7 +119,7 @@ def build_command(grammar, tokenizer, tokenizer_pattern, output, start, eos_toke
     try:
         result = build_artifact(grammar, target, tokenizer=tokenizer, start=start, eos_tokens=eos_tokens,
                                 tokenizer_pattern=tokenizer_pattern, layout=layout, limits=limits,
-                                progress=progress)
+                                progress=progress or NO_PROGRESS)
     finally:
         if progress is not None:
             progress.done()
@@ -134,28 +135,68 @@ def build_command(grammar, tokenizer, tokenizer_pattern, output, start, eos_toke
 
 
 class _StageProgress:
-    """Per-stage progress on a terminal: `[3/8] parser ... 0.12 s`."""
+    """Progress on a terminal (stderr), one line per stage, redrawn at most every 0.1 s:
+    `[4/9] stack effects [#######.............] 35/99 terminals ...`, then the stage's seconds."""
+
+    BAR = 20
 
     def __init__(self, stages: tuple[str, ...]) -> None:
         import time
 
-        self.STAGES = stages
+        self._stages = stages
         self._clock = time.perf_counter
-        self._started: float | None = None
+        self._name: str | None = None
+        self._started = self._drawn = 0.0
+        self._total = self._done = self._width = 0
+        self._unit = self._note = ""
 
-    def __call__(self, stage: str) -> None:
+    def stage(self, name: str) -> None:
         self._finish_line()
-        index = self.STAGES.index(stage) + 1 if stage in self.STAGES else 0
-        click.echo(f"[{index}/{len(self.STAGES)}] {stage} ...", err=True, nl=False)
-        self._started = self._clock()
+        self._name, self._started = name, self._clock()
+        self._total = self._done = 0
+        self._unit = self._note = ""
+        self._draw(force=True)
 
-    def _finish_line(self) -> None:
-        if self._started is not None:
-            click.echo(f" {self._clock() - self._started:.2f} s", err=True)
-            self._started = None
+    def total(self, n: int, unit: str) -> None:
+        self._total, self._unit = n, unit
+        self._draw()
+
+    def advance(self, n: int = 1) -> None:
+        self._done += n
+        self._draw()
+
+    def note(self, text: str) -> None:
+        self._note = text
+        self._draw()
 
     def done(self) -> None:
         self._finish_line()
+
+    def _line(self) -> str:
+        index = self._stages.index(self._name) + 1 if self._name in self._stages else 0
+        text = f"[{index}/{len(self._stages)}] {self._name}"
+        if self._total:
+            filled = min(self.BAR, self.BAR * self._done // self._total)
+            text += f" [{'#' * filled}{'.' * (self.BAR - filled)}] {self._done:,}/{self._total:,} {self._unit}"
+        if self._note:
+            text += f", {self._note}"
+        return text
+
+    def _show(self, line: str, nl: bool) -> None:
+        click.echo("\r" + line.ljust(self._width), err=True, nl=nl)
+        self._width = 0 if nl else len(line)
+
+    def _draw(self, force: bool = False) -> None:
+        now = self._clock()
+        if self._name is None or (not force and now - self._drawn < 0.1):
+            return
+        self._drawn = now
+        self._show(self._line() + " ...", nl=False)
+
+    def _finish_line(self) -> None:
+        if self._name is not None:
+            self._show(f"{self._line()} {self._clock() - self._started:.2f} s", nl=True)
+            self._name = None
 
 
 @cli.command("inspect")

@@ -16,7 +16,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Iterator, Sequence
 
 import numpy as np
 
@@ -33,15 +33,14 @@ from glrmask_cli.parser.stack_effects import EffectGraph, build_effect_graphs, m
 from glrmask_cli.parser_dwa.layout import AUTO_ORDER, Layout, ParserDWABuild, build_parser_dwa, closes_at_runtime
 from glrmask_cli.parser_dwa.rows import RowPool, build_rows
 from glrmask_cli.parser_dwa.splice import index_effects
+from glrmask_cli.progress import NO_PROGRESS, Progress
 from glrmask_cli.terminal_dwa import TerminalDWA, build_terminal_dwa
 from glrmask_cli.vocab.registry import load_vocabulary
 from glrmask_cli.vocab.vocabulary import Vocabulary
 from glrmask_runtime.artifact import ARTIFACT_KIND
 from glrmask_runtime.tables import LexerTables, LRTables
 
-Progress = Callable[[str], None]   # called with a stage name (STAGES) when the stage starts
-
-# The stages in order, as `progress` and `Compiled.timings` name them.
+# The stages in order, as `Progress.stage` and `Compiled.timings` name them.
 STAGES = ("grammar", "lexer", "parser", "stack effects", "vocabulary", "terminal DWA", "parser DWA", "rows",
           "artifact")
 
@@ -79,15 +78,14 @@ class FrontEnd:
 class _Stages:
     """Announces each stage to `progress` and adds up its seconds in `timings`."""
 
-    def __init__(self, progress: Progress | None, timings: dict[str, float]) -> None:
+    def __init__(self, progress: Progress, timings: dict[str, float]) -> None:
         self.progress, self.timings = progress, timings
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
         if name not in STAGES:
             raise AssertionError(f"unknown stage {name!r}")
-        if self.progress is not None:
-            self.progress(name)
+        self.progress.stage(name)
         began = time.perf_counter()
         try:
             yield
@@ -96,7 +94,7 @@ class _Stages:
 
 
 def compile_front_end(grammar_path: str | os.PathLike, *, start: str | None = None,
-                      limits: BuildLimits = DEFAULTS, progress: Progress | None = None,
+                      limits: BuildLimits = DEFAULTS, progress: Progress = NO_PROGRESS,
                       timings: dict[str, float] | None = None) -> FrontEnd:
     """grammar -> lexer -> parser (BNF, normalization, canonical LR(1) tables)."""
     stages = _Stages(progress, timings if timings is not None else {})
@@ -116,7 +114,7 @@ def compile_front_end(grammar_path: str | os.PathLike, *, start: str | None = No
 def compile_grammar(grammar_path: str | os.PathLike, *, tokenizer: str | Vocabulary = "gpt2",
                     start: str | None = None, eos_tokens: Sequence[str] = (),
                     tokenizer_pattern: str | None = None, layout: Layout = "auto",
-                    limits: BuildLimits = DEFAULTS, progress: Progress | None = None) -> Compiled:
+                    limits: BuildLimits = DEFAULTS, progress: Progress = NO_PROGRESS) -> Compiled:
     """Run every stage up to the row pool (LimitExceeded names the limit that was hit)."""
     t: dict[str, float] = {}
     stages = _Stages(progress, t)
@@ -125,7 +123,7 @@ def compile_grammar(grammar_path: str | os.PathLike, *, tokenizer: str | Vocabul
     with stages.stage("stack effects"):
         warnings = lexer_build.warnings + tuple(boundary_warnings(lexer_build.tables, grammar.terminals,
                                                                   terminal_followers(lr)))
-        effects = build_effect_graphs(lr, limits.max_effect_graph_nodes)
+        effects = build_effect_graphs(lr, limits.max_effect_graph_nodes, progress)
         read_depth = max_read_depth(effects)
         if read_depth > limits.max_read_depth:
             raise LimitExceeded("max_read_depth", limits.max_read_depth, "stack effects",
@@ -136,15 +134,15 @@ def compile_grammar(grammar_path: str | os.PathLike, *, tokenizer: str | Vocabul
         if not vocab.eos_ids:
             raise TokenizerError(f"tokenizer {vocab.name!r} names no EOS token, so no output could ever end; "
                                  "pass --eos-token TEXT or --eos-token ID")
-    dwa = _parser_dwa(stages, layout, lexer_build.tables, effects, lr, vocab, limits)
+    dwa = _parser_dwa(stages, layout, lexer_build.tables, effects, lr, vocab, limits, progress)
     with stages.stage("rows"):
-        rows = build_rows(dwa.dwa, dwa.terminal_dwa)
+        rows = build_rows(dwa.dwa, dwa.terminal_dwa, progress)
     return Compiled(grammar, lexer_build.tables, warnings, front.normalized, lr, len(front.lr.conflicts),
                     effects, vocab, dwa.terminal_dwa, dwa, rows, t, read_depth, limits)
 
 
 def _parser_dwa(stages: _Stages, layout: Layout, lexer: LexerTables, effects: tuple[EffectGraph, ...],
-                lr: LRTables, vocab: Vocabulary, limits: BuildLimits) -> ParserDWABuild:
+                lr: LRTables, vocab: Vocabulary, limits: BuildLimits, progress: Progress) -> ParserDWABuild:
     """The Terminal DWA and the Parser DWA of `layout`; "auto" tries AUTO_ORDER and takes the first
     layout that stays within max_nfa_nodes_auto / max_dwa_states_auto (the last one within
     max_nfa_nodes / max_dwa_states)."""
@@ -159,6 +157,7 @@ def _parser_dwa(stages: _Stages, layout: Layout, lexer: LexerTables, effects: tu
                                                     closing)
         last = name == tried[-1]
         with stages.stage("parser DWA"):
+            progress.note(f"layout {name}")
             if index is None:
                 index = index_effects(effects)     # once, not per layout or group
             try:
@@ -166,10 +165,12 @@ def _parser_dwa(stages: _Stages, layout: Layout, lexer: LexerTables, effects: tu
                     name, tdwas[closing], lexer, effects, lr,
                     max_nfa_nodes=limits.max_nfa_nodes if last else limits.max_nfa_nodes_auto,
                     max_dwa_states=limits.max_dwa_states if last else limits.max_dwa_states_auto,
-                    max_merged_states=limits.max_merged_states, index=index)
-            except LimitExceeded:
+                    max_merged_states=limits.max_merged_states, index=index, progress=progress)
+            except LimitExceeded as err:
                 if last:
                     raise
+                budget = {"max_nfa_nodes": "max_nfa_nodes_auto", "max_dwa_states": "max_dwa_states_auto"}
+                progress.note(f"layout {name}: {budget.get(err.limit, err.limit)} reached, trying the next layout")
     raise AssertionError("unreachable: the last layout either returns or raises")
 
 
@@ -244,7 +245,7 @@ def build_artifact(grammar_path: str | os.PathLike, out_path: str | os.PathLike 
                    tokenizer: str | Vocabulary = "gpt2", start: str | None = None,
                    eos_tokens: Sequence[str] = (), tokenizer_pattern: str | None = None,
                    layout: Layout = "auto", limits: BuildLimits = DEFAULTS,
-                   progress: Progress | None = None) -> BuildResult:
+                   progress: Progress = NO_PROGRESS) -> BuildResult:
     """Compile and write the artifact (default: `default_output`; `-`: standard output)."""
     began = time.perf_counter()
     compiled = compile_grammar(grammar_path, tokenizer=tokenizer, start=start, eos_tokens=eos_tokens,

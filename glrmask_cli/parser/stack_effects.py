@@ -20,6 +20,7 @@ from typing import Sequence
 
 from glrmask_cli.errors import LimitExceeded
 from glrmask_cli.limits import DEFAULTS
+from glrmask_cli.progress import NO_PROGRESS, Progress, Ticker
 from glrmask_runtime.tables import ACCEPT, REDUCE, SHIFT, LRTables, unpack_action
 
 ANY = -1
@@ -136,11 +137,19 @@ class EffectGraph:
             todo.extend((reads + label, target) for label, target in reversed(self.edges[node]))
 
 
-def build_effect_graphs(tables: LRTables, max_nodes: int = DEFAULTS.max_effect_graph_nodes) -> tuple[EffectGraph, ...]:
-    """Every terminal's effects as an `EffectGraph` (LimitExceeded past `max_nodes` nodes in one)."""
+def build_effect_graphs(tables: LRTables, max_nodes: int = DEFAULTS.max_effect_graph_nodes,
+                        progress: Progress = NO_PROGRESS) -> tuple[EffectGraph, ...]:
+    """Every terminal's effects as an `EffectGraph` (LimitExceeded past `max_nodes` nodes in one);
+    `progress` counts terminals."""
     explorer = _Explorer(tables)
     shared: dict = {}     # one object per distinct edge, edge list and writes: deep graphs repeat them
-    return tuple(_graph_of(explorer, t, max_nodes, shared) for t in range(tables.n_terminals))
+    ticker = Ticker(progress, tables.n_terminals, "terminals")
+    graphs = []
+    for t in range(tables.n_terminals):
+        graphs.append(_graph_of(explorer, t, max_nodes, shared))
+        ticker.advance()
+    ticker.close()
+    return tuple(graphs)
 
 
 def _canonical(reads: tuple, popped: int, writes: tuple) -> tuple[tuple, tuple, int, tuple]:

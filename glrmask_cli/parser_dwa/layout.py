@@ -26,6 +26,7 @@ from glrmask_cli.parser.stack_effects import EffectGraph
 from glrmask_cli.parser_dwa.determinize import ParserDWA, Part, StatePool
 from glrmask_cli.parser_dwa.groups import Group, by_first_lexeme, split, walk_roots, whole
 from glrmask_cli.parser_dwa.splice import EffectIndex, build_read_nfa, index_effects
+from glrmask_cli.progress import NO_PROGRESS, Progress, Ticker
 from glrmask_cli.terminal_dwa import TerminalDWA
 from glrmask_runtime.tables import LexerTables, LRTables
 
@@ -50,13 +51,13 @@ class ParserDWABuild:
 def build_parser_dwa(layout: Layout, tdwa: TerminalDWA, lexer: LexerTables, effects: Sequence[EffectGraph],
                      lr: LRTables, *, max_nfa_nodes: int = DEFAULTS.max_nfa_nodes,
                      max_dwa_states: int = DEFAULTS.max_dwa_states,
-                     max_merged_states: int = DEFAULTS.max_merged_states,
-                     index: EffectIndex | None = None) -> ParserDWABuild:
+                     max_merged_states: int = DEFAULTS.max_merged_states, index: EffectIndex | None = None,
+                     progress: Progress = NO_PROGRESS) -> ParserDWABuild:
     """Splice stack effects into the outcomes of `tdwa` (built with `closes_at_runtime(layout)`),
     determinize and minimize, in one layout (not "auto"; see the module docstring). Each group's
     read NFA may have `max_nfa_nodes` nodes and its subset construction `max_dwa_states` states
     (LimitExceeded past them; "grouped" first splits a group that is too large). `index`:
-    `index_effects(effects)` (pass it when building several layouts)."""
+    `index_effects(effects)` (pass it when building several layouts). `progress` counts groups."""
     if layout not in AUTO_ORDER:
         raise ValueError(f"build_parser_dwa builds one layout of {AUTO_ORDER}, not {layout!r}")
     term_sets = [lexer.term_set(i) for i in range(lexer.n_term_sets)]
@@ -67,10 +68,16 @@ def build_parser_dwa(layout: Layout, tdwa: TerminalDWA, lexer: LexerTables, effe
     group_dwa = _group_builder(pool, term_sets, effects, has_action, ignored, lr.end_terminal, index,
                                max_nfa_nodes, max_dwa_states)
     if layout == "grouped":
-        groups, parts = _merge_small(tdwa, *_grouped(tdwa, group_dwa), group_dwa, max_merged_states)
+        ticker = Ticker(progress, 0, "groups")
+        groups, parts = _grouped(tdwa, group_dwa, ticker, pool)
+        groups, parts = _merge_small(tdwa, groups, parts, group_dwa, max_merged_states)
     else:
+        ticker = Ticker(progress, 1, "groups")
         groups = whole(tdwa)
         parts = [group_dwa(tdwa, groups[0])]
+        ticker.advance()
+        ticker.note(f"{len(pool.signatures):,} states")
+    ticker.close()
     dwa = pool.dwa([part.root for part in parts])
     return ParserDWABuild(layout, tdwa, dwa, tuple(groups),
                           walk_roots(dwa, groups, tdwa, term_sets, ignored, has_action))
@@ -111,11 +118,13 @@ def _merge_small(tdwa: TerminalDWA, groups: list[Group], parts: list[Part], grou
     return [union] + [groups[i] for i in rest], [merged] + [parts[i] for i in rest]
 
 
-def _grouped(tdwa: TerminalDWA, group_dwa) -> tuple[list[Group], list[Part]]:
+def _grouped(tdwa: TerminalDWA, group_dwa, ticker: Ticker, pool: StatePool) -> tuple[list[Group], list[Part]]:
     """One group per first closed lexeme; a group too large to build is split by its next lexeme
     (groups.split), again if needed. LimitExceeded if a group that cannot be split is too large."""
     groups, parts = [], []
     todo = list(reversed(by_first_lexeme(tdwa)))
+    known = len(todo)
+    ticker.total(known, "groups")
     while todo:
         group = todo.pop()
         try:
@@ -126,4 +135,9 @@ def _grouped(tdwa: TerminalDWA, group_dwa) -> tuple[list[Group], list[Part]]:
             if smaller is None:
                 raise
             todo.extend(reversed(smaller))
+            known += len(smaller) - 1
+            ticker.total(known, "groups")
+            continue
+        ticker.note(f"{len(pool.signatures):,} states")
+        ticker.advance()
     return groups, parts

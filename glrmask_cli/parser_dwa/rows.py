@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from glrmask_cli.parser_dwa.determinize import ParserDWA
+from glrmask_cli.progress import NO_PROGRESS, Progress, Ticker
 from glrmask_cli.terminal_dwa import TerminalDWA
 
 
@@ -61,8 +62,9 @@ def _pack_tokens(allowed: np.ndarray) -> np.ndarray:
     return packed.view("<u4")
 
 
-def build_rows(dwa: ParserDWA, tdwa: TerminalDWA) -> RowPool:
-    """Compute R[d][q] for every DWA state and lexer state, deduplicated."""
+def build_rows(dwa: ParserDWA, tdwa: TerminalDWA, progress: Progress = NO_PROGRESS) -> RowPool:
+    """Compute R[d][q] for every DWA state and lexer state, deduplicated; `progress` counts lexer
+    states."""
     n_outcomes = len(tdwa.outcomes)
     class_outcome = tdwa.class_outcome          # (n_lexer_states, n_classes + 2), -1 = none
     n_lexer_states = class_outcome.shape[0]
@@ -87,6 +89,7 @@ def build_rows(dwa: ParserDWA, tdwa: TerminalDWA) -> RowPool:
     # The row of (set, q) depends only on which of the outcomes present at q are in the set.
     by_key: dict[tuple[int, int], int] = {}
     q_offsets, q_accepts, q_rows = [0], [], []
+    ticker = Ticker(progress, n_lexer_states, "lexer states")
     for q in range(n_lexer_states):
         present = _bitset(np.unique(class_outcome[q]))
         for bitset, accept in accept_ids.items():
@@ -99,6 +102,9 @@ def build_rows(dwa: ParserDWA, tdwa: TerminalDWA) -> RowPool:
             q_accepts.append(accept)
             q_rows.append(row)
         q_offsets.append(len(q_rows))
+        ticker.advance()
+    ticker.close()
+    ticker.note(f"{len(token_rows):,} rows")
     close_offsets, close_sets, close_rows = [0], [], []
     for q in range(n_lexer_states):
         closes = tdwa.class_close[q]
