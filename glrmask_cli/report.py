@@ -1,6 +1,7 @@
 """`glrmask inspect`: what an artifact holds, as a dict (for --json) and as readable text.
 
 Input: a loaded runtime `Artifact`. `prefix_report` commits a text's tokens and describes the mask.
+`mask_cost` is the worst case a mask can cost, read off the artifact's tables (see its docstring).
 """
 
 from __future__ import annotations
@@ -33,9 +34,72 @@ def artifact_report(art: Artifact) -> dict[str, Any]:
                 "depth": m["dwa"]["depth"], "outcomes": m["dwa"]["n_outcomes"],
                 "token_classes": m["dwa"]["n_token_classes"], "row_pool_rows": m["dwa"]["n_rows"],
                 "row_pool_bytes": int(art.rows.nbytes)},
+        "mask_cost": mask_cost(art),
         "size": {"file_bytes": art.container.compressed_size, "expanded_bytes": art.container.expanded_size,
                  "sections": sections},
     }
+
+
+def mask_cost(art: Artifact) -> dict[str, Any]:
+    """The worst case of one mask (runtime/glrmask_runtime/matcher.py), per path of the GLR stack.
+
+    A mask walks the Parser DWA down the stack once per root the top's LR state lists
+    (`dwa.roots`); at a lexer state with runtime closes it then, per close, closes the open lexeme on
+    the stacks and walks again from START (once per root of each new top), and ANDs those rows
+    with the closing tokens' row. So, per stack path:
+    - max_walk_depth: the longest path from a walk root in the (acyclic) DWA: the most DWA steps,
+      i.e. stack states consumed, of one walk (a walk reads at most one state more, where it stops);
+    - max_roots_per_lr_state: walks from one top; max_runtime_closes: closes at one lexer state;
+    - max_walks_per_mask = roots x (1 + closes); max_rows_ored = roots + closes x (1 + roots)
+      (1 with one root and no closes: the mask is one row, nothing is OR-ed).
+    `one_stack_path` is true when the stacks never branch (no LR conflicts, no tied terminals); else
+    every count is multiplied by the number of paths of the graph-structured stack."""
+    sections = art.container.sections
+    n_states = int(sections["dwa.default"].shape[0])
+    roots = sorted({int(r) for per_state in art.dwa_roots for r in per_state})
+    max_roots = max((len(r) for r in art.dwa_roots), default=0)
+    max_closes = max((len(c) for c in art.closes), default=0)
+    ties = any(len(art.lexer.term_set(int(i))) > 1 for i in np.unique(art.lexer.close_sets))
+    return {
+        "max_walk_depth": _longest_path(n_states, sections["dwa.edge_offsets"], sections["dwa.edge_targets"],
+                                        sections["dwa.default"], roots),
+        "max_roots_per_lr_state": max_roots,
+        "max_runtime_closes": max_closes,
+        "max_walks_per_mask": max_roots * (1 + max_closes),
+        "max_rows_ored": max_roots + max_closes * (1 + max_roots),
+        "one_stack_path": art.metadata["parser"]["conflicts"] == 0 and not ties,
+    }
+
+
+def _longest_path(n_states: int, edge_offsets: np.ndarray, edge_targets: np.ndarray, default: np.ndarray,
+                  roots: Sequence[int]) -> int | None:
+    """The most edges on a path from one of `roots` (labelled and default edges alike); None if a
+    cycle is reachable (a valid artifact's DWA is acyclic). Relaxes all edges at once per round:
+    as many rounds as the answer, each vectorized over the edges."""
+    if not roots:
+        return 0
+    default = np.asarray(default, dtype=np.int64)
+    counts = np.diff(np.asarray(edge_offsets, dtype=np.int64)).astype(np.int64)
+    src = np.repeat(np.arange(n_states, dtype=np.int64), counts)
+    dst = np.asarray(edge_targets, dtype=np.int64)
+    with_default = np.flatnonzero(default >= 0)
+    src, dst = np.concatenate([src, with_default]), np.concatenate([dst, default[with_default]])
+    order = np.argsort(dst, kind="stable")
+    src, dst = src[order], dst[order]
+    targets, starts = np.unique(dst, return_index=True)
+    unreached = np.int64(-(1 << 40))
+    dist = np.full(n_states, unreached, dtype=np.int64)
+    dist[list(roots)] = 0
+    for _ in range(n_states + 1):
+        if not len(dst):
+            break
+        best = np.maximum.reduceat(dist[src] + 1, starts)
+        new = dist.copy()
+        new[targets] = np.maximum(dist[targets], best)
+        if np.array_equal(new, dist):
+            return int(dist.max())
+        dist = new
+    return None if len(dst) else 0
 
 
 def format_report(report: dict[str, Any]) -> str:
@@ -58,10 +122,20 @@ def format_report(report: dict[str, Any]) -> str:
         f"{d['outcomes']} outcomes, {d['token_classes']} token classes",
         f"              layout {d['layout']}: {d['groups']} group(s), {d['runtime_closes']} runtime closes",
         f"row pool      {d['row_pool_rows']} rows, {d['row_pool_bytes']:,} bytes",
+        *_mask_cost_lines(report["mask_cost"]),
         f"size          {s['file_bytes']:,} bytes on disk, {s['expanded_bytes']:,} expanded",
         *[f"              {name:<24} {n:>12,}" for name, n in s["sections"].items()],
     ]
     return "\n".join(lines)
+
+
+def _mask_cost_lines(cost: dict[str, Any]) -> list[str]:
+    depth = "unbounded (cyclic DWA)" if cost["max_walk_depth"] is None else cost["max_walk_depth"]
+    paths = "stacks have one path" if cost["one_stack_path"] else "times the paths of the GLR stack"
+    return [f"mask cost     at most {cost['max_walks_per_mask']} walk(s) of at most {depth} steps, "
+            f"{cost['max_rows_ored']} row(s) OR-ed ({paths})",
+            f"              most roots of an LR state {cost['max_roots_per_lr_state']}, most runtime closes "
+            f"at a lexer state {cost['max_runtime_closes']}"]
 
 
 def prefix_report(art: Artifact, text: str, encode: Callable[[str], Sequence[int]] | None,
