@@ -272,3 +272,126 @@ def hcl2_grammar() -> Path:
 
 def lark_grammars_dir() -> Path:
     return Path(lark.__file__).parent / "grammars"
+
+
+# ---- Debian source packages (pinned .deb files; the sha256 is Debian's, from its Packages index) ----
+
+@dataclass(frozen=True)
+class PinnedDeb:
+    """One Debian binary package: `apt-get download package=version` gives `filename` with `sha256`."""
+
+    package: str
+    version: str
+    sha256: str
+    license: str
+
+    @property
+    def filename(self) -> str:
+        return f"{self.package}_{self.version.split(':')[-1]}_all.deb"
+
+
+# bookworm main; a later point release may drop these versions from deb.debian.org (then
+# snapshot.debian.org keeps them: put the .deb in ../shared/corpora/debian/ or .cache/test-data/archives/).
+GOLANG_SRC = PinnedDeb("golang-1.19-src", "1.19.8-2",
+                       "2dfa82fe4f08f4e0193c532e561af4c91871f5235608f04f2bb8d57bb288df5a",
+                       "BSD-3-Clause (The Go Authors; /usr/share/doc/golang-1.19-src/copyright)")
+OPENJDK_SRC = PinnedDeb("openjdk-17-source", "17.0.19+10-1~deb12u2",
+                        "2591b37131025f872f057be99467b45f7fa2aed928c8d779208db9c3239e1190",
+                        "GPL-2.0-only WITH Classpath-exception-2.0 (Oracle and/or its affiliates)")
+
+
+def _file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def debian_archive(pin: PinnedDeb) -> Path:
+    """A verified local copy of the pinned .deb: ../shared/corpora/debian/, .cache/test-data/archives/, or
+    `apt-get download` (no root needed) into the latter. DataUnavailable without apt-get or a mirror."""
+    shared = shared_dir()
+    candidates = [shared / "corpora" / "debian" / pin.filename] if shared is not None else []
+    cached = ARCHIVES / pin.filename
+    for candidate in [*candidates, cached]:
+        if candidate.is_file() and _file_sha256(candidate) == pin.sha256:
+            return candidate
+    if shutil.which("apt-get") is None:
+        raise DataUnavailable(f"{pin.filename}: not in ../shared/corpora/debian and no apt-get to fetch it")
+    ARCHIVES.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=ARCHIVES, prefix=".apt-") as tmp:
+        result = subprocess.run(["apt-get", "download", "-q", f"{pin.package}={pin.version}"], cwd=tmp,
+                                capture_output=True, text=True, timeout=900, check=False)
+        fetched = Path(tmp) / pin.filename
+        if result.returncode != 0 or not fetched.is_file():
+            raise DataUnavailable(f"`apt-get download {pin.package}={pin.version}` failed (offline, or the version "
+                                  f"left the archive: snapshot.debian.org has it): {result.stderr.strip()[-300:]}")
+        found = _file_sha256(fetched)
+        if found != pin.sha256:
+            raise DataError(f"{pin.filename}: sha256 {found}, expected {pin.sha256}")
+        os.replace(fetched, cached)
+    return cached
+
+
+def debian_files(pin: PinnedDeb, name: str, select) -> Path:
+    """.cache/test-data/<package>_<version>/<name>/: the files `select(root)` picks from the pinned .deb
+    unpacked with `dpkg-deb -x` into `root`, extracted once (`select` yields (relative path, bytes)).
+    The folder appears whole or not at all; the .deb stays in .cache/test-data/archives."""
+    target = CACHE_DIR / f"{pin.package}_{pin.version}" / name
+    if target.is_dir():
+        return target
+    archive = debian_archive(pin)
+    if shutil.which("dpkg-deb") is None:
+        raise DataUnavailable(f"{pin.filename}: dpkg-deb is needed to unpack it")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target.parent, prefix=".extract-") as tmp:
+        root, staging = Path(tmp) / "root", Path(tmp) / "out"
+        subprocess.run(["dpkg-deb", "-x", str(archive), str(root)], check=True, capture_output=True, timeout=900)
+        count = 0
+        for rel, data in select(root):
+            out = staging / rel
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_bytes(data)
+            count += 1
+        if count == 0:
+            raise DataError(f"{pin.filename}: no files selected for {name}")
+        os.replace(staging, target)
+    return target
+
+
+GO_SOURCE_ROOT = "usr/share/go-1.19/src"
+
+
+def _go_library_files(root: Path):
+    """The Go standard library's own sources: src/**/*.go except tests, testdata, vendor and cmd/."""
+    src = root / GO_SOURCE_ROOT
+    for path in sorted(src.rglob("*.go")):
+        rel = path.relative_to(src)
+        if (path.name.endswith("_test.go") or rel.parts[0] == "cmd"
+                or {"testdata", "vendor"} & set(rel.parts)):
+            continue
+        yield str(rel), path.read_bytes()
+
+
+def go_library_sources() -> Path:
+    """golang-1.19-src's standard library (about 2,000 files, 24 MB), cached."""
+    return debian_files(GOLANG_SRC, "src", _go_library_files)
+
+
+JDK_SRC_ZIP = "usr/lib/jvm/openjdk-17/lib/src.zip"
+JAVA_MAX_FILE_BYTES = 16_000
+
+
+def _java_base_files(root: Path):
+    """java.base/**/*.java from the JDK's src.zip, files of at most JAVA_MAX_FILE_BYTES (of 3,091)."""
+    with zipfile.ZipFile(root / JDK_SRC_ZIP) as zf:
+        for info in sorted(zf.infolist(), key=lambda i: i.filename):
+            if (info.filename.startswith("java.base/") and info.filename.endswith(".java")
+                    and info.file_size <= JAVA_MAX_FILE_BYTES):
+                yield info.filename, zf.read(info)
+
+
+def java_base_sources() -> Path:
+    """openjdk-17-source's java.base module, its .java files up to 16 KB, cached."""
+    return debian_files(OPENJDK_SRC, "java.base-16k", _java_base_files)
