@@ -21,7 +21,7 @@ from bench import report, runner
 from bench.errors import BenchError
 from bench.stats import summarize
 from bench.tokenizers import REPO, TOKENIZER_NAMES, encode, tokenizer_spec
-from bench.workloads import WORKLOADS, Workload, workload
+from bench.workloads import DEFAULT_WORKLOADS, WORKLOADS, Workload, known, workload
 
 STAGES = ("vocab", "lexer", "parser")
 QUICK_DOCS = 40
@@ -29,28 +29,36 @@ QUICK_DOCS = 40
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
-    p.add_argument("--workloads", default="json,sql,verilog", help=f"comma list of {', '.join(WORKLOADS)}, or none")
+    p.add_argument("--workloads", default=",".join(DEFAULT_WORKLOADS),
+                   help=f"comma list of {', '.join(WORKLOADS)}, keywords<N> (any N >= 4), or none")
     p.add_argument("--tokenizers", default=",".join(TOKENIZER_NAMES), help="comma list: cl100k_base, llama3")
     p.add_argument("--engines", default=",".join(runner.ENGINES), help=f"comma list of {', '.join(runner.ENGINES)}")
     p.add_argument("--quick", action="store_true",
                    help=f"{QUICK_DOCS} documents per workload, 2 processes for the shared-memory run")
     p.add_argument("--max-docs", type=int, default=None, help="evenly spaced subset of this many documents")
-    p.add_argument("--repeat", type=int, default=1, help="timed passes over the documents (default 1)")
+    p.add_argument("--replays", type=int, default=3,
+                   help="timed passes over the documents (default 3); tails are reported for the first pass "
+                        "and as each step's minimum over the passes")
     p.add_argument("--warmup", type=int, default=3, help="documents replayed untimed first (default 3)")
     p.add_argument("--processes", type=int, default=8, help="processes for the shared-memory run (0: skip)")
     p.add_argument("--stage", default="all", help=f"stage benchmarks to run: all, none, or a comma list of "
                                                   f"{', '.join(STAGES)} (those whose module exists)")
     p.add_argument("--budget", type=float, default=300.0,
                    help="seconds of timed replay per engine run; later documents are reported as skipped")
+    p.add_argument("--build-budget", type=float, default=900.0,
+                   help="seconds an engine may take to compile (cold and warm build, load) before it is killed and "
+                        "reported as timeout (default 900)")
+    p.add_argument("--warm-max", type=float, default=60.0,
+                   help="skip the warm (second) compile after a cold one longer than this (default 60 s)")
     p.add_argument("--timeout", type=float, default=3600.0, help="seconds per engine run (then it is killed)")
     p.add_argument("--no-setup", action="store_true", help="do not run bench/setup_peers.sh first")
     p.add_argument("--no-write", action="store_true", help="print only; write no results file")
     return p.parse_args(argv)
 
 
-def _names(text: str, known, what: str) -> list[str]:
+def _names(text: str, known, what: str, accept=None) -> list[str]:
     names = [n.strip() for n in text.split(",") if n.strip()]
-    unknown = [n for n in names if n not in known]
+    unknown = [n for n in names if not (accept(n) if accept else n in known)]
     if unknown or not names:
         raise BenchError(f"--{what}: unknown {', '.join(unknown) or '(empty)'}; known: {', '.join(known)}")
     return names
@@ -67,24 +75,33 @@ def subset(items: list, limit: int | None) -> list:
 
 
 def engine_entry(result: dict, n_docs: int) -> dict:
-    """Condense a worker's raw result: latency summaries, document verdicts, setup, memory."""
+    """Condense a worker's raw result: latency summaries (single pass and min over replays), document
+    verdicts, setup, memory. A build over the budget keeps `timeout` (the report prints it as such)."""
     if "error" in result:
-        return {"error": result["error"]}
+        return {k: result[k] for k in ("error", "timeout", "limit_s", "process_peak_rss_kb") if k in result}
     docs = result["documents"]
     ok = [d for d in docs if d["status"] == "ok"]
     return {"version": result["version"], "setup": result["setup"], "wall_s": result.get("wall_s"),
+            "process_peak_rss_kb": result.get("process_peak_rss_kb"),
             "mask": summarize(result["mask_ns"]), "commit": summarize(result["commit_ns"]),
             "mask_bool": summarize(result.get("extra_ns", [])),
+            "mask_min": summarize(result.get("mask_min_ns", [])),
+            "commit_min": summarize(result.get("commit_min_ns", [])),
+            "mask_bool_min": summarize(result.get("extra_min_ns", [])),
+            "replays": result.get("replays", 1), "short_of_replays": result.get("short_of_replays", 0),
             "timer_floor": summarize(result.get("floor_ns", [])),
+            "timer_floor_min": summarize(result.get("floor_min_ns", [])),
             "docs_ok": len(ok), "docs_total": n_docs, "docs_ok_text": f"{len(ok)}/{n_docs}",
             "rejected": [d for d in docs if d["status"] != "ok"], "memory_replay_process": result["memory"],
+            "unstable": [d for d in ok if d.get("unstable")],
             "slowest": slowest_steps(ok)}
 
 
 def slowest_steps(docs: list[dict], keep: int = 5) -> dict[str, list]:
-    """The documents with the slowest single mask / commit step (first timed pass): where tails come from."""
+    """The documents with the slowest single mask / commit step, in the first pass and in the per-step
+    minimum over replays (`mask_min`, `commit_min`: slow every time, not by a neighbour's noise)."""
     out = {}
-    for kind in ("mask", "commit"):
+    for kind in ("mask", "commit", "mask_min", "commit_min"):
         found = [(d[f"slowest_{kind}"][1] / 1e3, d["id"], *d[f"slowest_{kind}"][::2])
                  for d in docs if d.get(f"slowest_{kind}")]
         out[kind] = [{"us": us, "doc": doc, "step": step, **({"token": rest[0]} if rest else {})}
@@ -92,12 +109,24 @@ def slowest_steps(docs: list[dict], keep: int = 5) -> dict[str, list]:
     return out
 
 
+def grammar_form(w: Workload, engine: str) -> str:
+    """What grammar text the engine got: ours always the file as written; xgrammar its builtin JSON
+    grammar where the workload says so; outlines a regex; other peers `w.peer_grammar_kind()`."""
+    if engine == report.OURS:
+        return "as written"
+    if engine == "xgrammar" and w.xgrammar_builtin_json:
+        return "builtin JSON"
+    if engine == "outlines":
+        return "regex"
+    return w.peer_grammar_kind()
+
+
 def run_pair(w: Workload, tokenizer: str, docs: list, engines: list[str], args) -> dict:
     spec = tokenizer_spec(tokenizer)
-    job = {"workload": w.name, "tokenizer": spec.to_job(), "warmup_docs": args.warmup, "repeat": args.repeat,
-           "budget_s": args.budget,
+    job = {"workload": w.name, "tokenizer": spec.to_job(), "warmup_docs": args.warmup, "replays": args.replays,
+           "budget_s": args.budget, "warm_max_s": args.warm_max,
            "artifact_dir": str(REPO / ".cache" / "bench" / "artifacts"),
-           "grammar": {"path": str(w.grammar_path), "lark": w.peer_lark(), "outlines": w.outlines,
+           "grammar": {"path": str(w.grammar_path), "start": w.start, "lark": w.peer_lark(), "outlines": w.outlines,
                        "xgrammar_builtin_json": w.xgrammar_builtin_json},
            "documents": [{"id": d.doc_id, "tokens": encode(tokenizer, d.text)} for d in docs]}
     out = {}
@@ -106,7 +135,8 @@ def run_pair(w: Workload, tokenizer: str, docs: list, engines: list[str], args) 
             out[engine] = {"error": "no regex form of this grammar (not a regular language)"}
             continue
         print(f"bench: {w.name} x {tokenizer} x {engine} ...", file=sys.stderr, flush=True)
-        entry = engine_entry(runner.run_worker(engine, job, args.timeout), len(docs))
+        entry = engine_entry(runner.run_worker(engine, job, args.timeout, args.build_budget), len(docs))
+        entry["grammar_form"] = grammar_form(w, engine)
         if "error" not in entry and args.processes > 0:
             entry["memory_1"] = runner.run_memory(engine, job, 1, args.timeout)
             entry["memory_8"] = runner.run_memory(engine, job, args.processes, args.timeout)
@@ -115,15 +145,24 @@ def run_pair(w: Workload, tokenizer: str, docs: list, engines: list[str], args) 
 
 
 def run_workload(name: str, tokenizers: list[str], engines: list[str], args, info: dict) -> dict:
+    """One workload x tokenizers x engines. Missing data (a corpus, an offline fetch) skips this workload
+    with its reason instead of stopping the others."""
     w = workload(name)
-    docs = subset(w.documents(), QUICK_DOCS if args.quick and args.max_docs is None else args.max_docs)
+    base = {"workload": name, "machine": info, "options": {k: v for k, v in vars(args).items()}, "runs": {}}
+    try:
+        path = w.grammar_path
+        docs = subset(w.documents(), QUICK_DOCS if args.quick and args.max_docs is None else args.max_docs)
+        peer_changes = w.peer_form()[1]
+    except BenchError as e:
+        print(f"bench: {name}: skipped: {e}", file=sys.stderr, flush=True)
+        return {**base, "skipped": str(e)}
     runs = {tok: run_pair(w, tok, docs, engines, args) for tok in tokenizers}
-    return {"workload": name, "grammar": str(w.grammar_path.relative_to(REPO.parent)
-                                             if w.grammar_path.is_relative_to(REPO.parent) else w.grammar_path),
+    return {**base, "grammar": str(path.relative_to(REPO.parent) if path.is_relative_to(REPO.parent) else path),
+            "start": w.start, "peer_grammar": peer_changes,
             "documents": len(docs), "bytes": sum(len(d.text) for d in docs), "notes": list(w.notes),
-            "machine": info, "options": {k: v for k, v in vars(args).items()},
             "timing_policy": "perf_counter_ns per call; warm-up documents untimed; gc disabled in timed loops "
-                             "for every engine; single thread; nearest-rank percentiles",
+                             f"for every engine; single thread; nearest-rank percentiles; {args.replays} replays: "
+                             "single pass = the first, min = each step's minimum over the replays",
             "runs": runs}
 
 
@@ -150,7 +189,10 @@ def run_stages(selection: str) -> dict:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
-        workloads = [] if args.workloads == "none" else _names(args.workloads, WORKLOADS, "workloads")
+        if args.replays < 1:
+            raise BenchError(f"--replays: must be at least 1, got {args.replays}")
+        workloads = [] if args.workloads == "none" else _names(args.workloads, [*WORKLOADS, "keywords<N>"],
+                                                                "workloads", known)
         tokenizers = _names(args.tokenizers, TOKENIZER_NAMES, "tokenizers")
         engines = _names(args.engines, runner.ENGINES, "engines")
         if not args.no_setup:

@@ -1,9 +1,10 @@
 """Run one engine's worker on one (workload, tokenizer) job, and the 8-process memory measurement.
 
 Input: the engine name, the workload's peer grammar text and its documents as token id lists.
-Output: the worker's result dict (per-step latencies, setup times, memory) or an `error` entry.
-Policy: every engine runs as a subprocess of its own venv's Python (ours: the project .venv), one
-at a time, single-threaded (thread-count env vars set to 1). A missing peer venv is reported, not fatal.
+Output: the worker's result dict (per-step latencies, setup times, memory) or an `error` entry
+(`timeout` says which limit stopped it: `build` or `run`). Policy: every engine runs as a subprocess
+of its own venv's Python (ours: the project .venv), one at a time, single-threaded (thread-count env
+vars set to 1), under a build budget and a run timeout. A missing peer venv is reported, not fatal.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,8 +62,12 @@ def _write_job(job: dict) -> str:
     return path
 
 
-def run_worker(engine: str, job: dict, timeout_s: float) -> dict:
-    """Replay mode: one subprocess; returns its result, or {'error': ...} if it failed."""
+def run_worker(engine: str, job: dict, timeout_s: float, build_budget_s: float = float("inf")) -> dict:
+    """Replay mode: one subprocess; returns its result, or {'error': ...} if it failed.
+
+    A worker that has not reported `compiled` within `build_budget_s` is killed and reported as
+    {'timeout': 'build', ...}; one that runs past `timeout_s` in all as {'timeout': 'run', ...}.
+    `process_peak_rss_kb` is the subprocess's own peak RSS (wait4's ru_maxrss), compile and replay."""
     spec = ENGINES[engine]
     if not spec.python().exists():
         return {"error": f"venv {VENVS / str(spec.venv)} missing; run bench/setup_peers.sh"}
@@ -69,22 +75,66 @@ def run_worker(engine: str, job: dict, timeout_s: float) -> dict:
     out_path = job_path[:-5] + ".out.json"
     began = time.perf_counter()
     try:
-        proc = subprocess.run([str(spec.python()), str(WORKERS / spec.worker), job_path, out_path],
-                              env=_env(), capture_output=True, text=True, timeout=timeout_s)
-    except subprocess.TimeoutExpired as e:
-        last = (e.stderr.decode() if isinstance(e.stderr, bytes) else e.stderr or "").strip().splitlines()[-1:]
-        return {"error": f"timed out after {timeout_s:.0f} s; last progress: {' '.join(last) or 'none'}"}
+        status, rusage, lines, why = _supervise([str(spec.python()), str(WORKERS / spec.worker), job_path, out_path],
+                                                timeout_s, build_budget_s)
     finally:
         os.unlink(job_path)
-    if proc.returncode != 0 or not os.path.exists(out_path):
-        tail = [line for line in (proc.stderr or proc.stdout).strip().splitlines()
-                if not line.startswith("[")][-3:]
-        return {"error": f"worker exit {proc.returncode}: {' | '.join(tail)}"}
+    progress = [line for line in lines if line.startswith("[")]
+    if why is not None:
+        if os.path.exists(out_path):
+            os.unlink(out_path)
+        limit = build_budget_s if why == "build" else timeout_s
+        what = "not compiled" if why == "build" else "not finished"
+        return {"error": f"timeout: {what} after {limit:.0f} s (--{'build-budget' if why == 'build' else 'timeout'}); "
+                         f"last progress: {progress[-1] if progress else 'none'}",
+                "timeout": why, "limit_s": limit, "process_peak_rss_kb": rusage.ru_maxrss}
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0 or not os.path.exists(out_path):
+        tail = [line for line in lines if not line.startswith("[")][-3:]
+        return {"error": f"worker exit {code}: {' | '.join(tail)}", "process_peak_rss_kb": rusage.ru_maxrss}
     with open(out_path, encoding="utf-8") as f:
         result = json.load(f)
     os.unlink(out_path)
     result["wall_s"] = time.perf_counter() - began
+    result["process_peak_rss_kb"] = rusage.ru_maxrss
     return result
+
+
+def _supervise(cmd: list[str], timeout_s: float, build_budget_s: float):
+    """Run `cmd` (stdout and stderr into one pipe, read by a thread); kill it at the first limit passed.
+    Returns (wait status, its rusage, its output lines, None | 'build' | 'run')."""
+    proc = subprocess.Popen(cmd, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines: list[str] = []
+    compiled = threading.Event()
+
+    def read() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line.rstrip("\n"))
+            if "] compiled in " in line:
+                compiled.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    began = time.monotonic()
+    why = None
+    while True:
+        pid, status, rusage = os.wait4(proc.pid, os.WNOHANG)
+        if pid == proc.pid:
+            break
+        elapsed = time.monotonic() - began
+        if not compiled.is_set() and elapsed > build_budget_s:
+            why = "build"
+        elif elapsed > timeout_s:
+            why = "run"
+        if why is not None:
+            proc.kill()
+            _, status, rusage = os.wait4(proc.pid, 0)
+            break
+        time.sleep(0.1)
+    proc.returncode = os.waitstatus_to_exitcode(status)   # reaped here: Popen must not wait for it again
+    reader.join(timeout=5)
+    return status, rusage, lines, why
 
 
 def run_memory(engine: str, job: dict, processes: int, timeout_s: float) -> dict:

@@ -3,7 +3,7 @@
 # Input: bench/requirements-peers-*.txt (pinned). Output: one venv per peer, each with a stamp file
 # holding the sha256 of its requirements, so a re-run only reinstalls a venv whose pins changed.
 # Policy: peers never go into the project .venv; the Rust GLRMask (PyPI `glrmask`, our distribution
-# name) gets its own venv. Also fetches syncode's sql.lark (sdist only) into .cache/bench/grammars.
+# name) gets its own venv. Grammar files and documents are fetched by devtools/data.py when needed.
 # Usage: bench/setup_peers.sh [PEER ...]   (default: all peers)
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -37,20 +37,6 @@ install_peer() {
     echo "$want" > "$venv/.stamp"
 }
 
-fetch_grammars() {  # grammars that no installed package ships: syncode's sql.lark (sdist only)
-    local out="$ROOT/grammars/syncode-0.4.16/sql.lark"
-    [ -f "$out" ] && return 0
-    local tmp; tmp="$(mktemp -d)"
-    "$PYTHON" -m pip download --quiet --disable-pip-version-check --no-deps --no-binary :all: \
-        -d "$tmp" "syncode==0.4.16"
-    mkdir -p "$(dirname "$out")"
-    tar -xzf "$tmp"/syncode-0.4.16.tar.gz -O syncode-0.4.16/syncode/parsers/grammars/sql.lark > "$out.tmp"
-    mv "$out.tmp" "$out"
-    rm -rf "$tmp"
-    echo "setup_peers: fetched $out"
-}
-
 mkdir -p "$ROOT"
-fetch_grammars
 peers=("$@"); [ ${#peers[@]} -gt 0 ] || peers=("${ALL_PEERS[@]}")
 for p in "${peers[@]}"; do install_peer "$p"; done

@@ -41,12 +41,12 @@ class Engine:
 
 def make_engine(job: dict):
     vocab, t_tok = wc.timed(lambda: _vocab(job["tokenizer"]))
-    constraint, cold = wc.timed(lambda: _grammar(job).compile(vocab))
-    _, warm = wc.timed(lambda: _grammar(job).compile(vocab))
+    constraint, cold, memory = wc.compile_timed(lambda: _grammar(job).compile(vocab))
+    warm = wc.timed(lambda: _grammar(job).compile(vocab))[1] if wc.warm_wanted(job, t_tok + cold) else None
     blob = constraint.save()
     loads = [wc.timed(lambda: glrmask.Constraint.load(blob, vocab))[1] for _ in range(3)]
     setup = {"tokenizer_s": t_tok, "compile_cold_s": t_tok + cold, "compile_warm_s": warm,
-             "artifact_bytes": len(blob), "load_ms": sorted(loads)[1] * 1e3}
+             "compile_memory": memory, "artifact_bytes": len(blob), "load_ms": sorted(loads)[1] * 1e3}
     return Engine(constraint), setup
 
 

@@ -1,7 +1,8 @@
 """GLRMask worker (runs in the project .venv): build the artifact, memory-map it, replay documents.
 
-Compile: glrmask_cli.pipeline.build_artifact on the workload's grammar file and the tokenizer file
-(cold: first build in this fresh process, tokenizer included; warm: a second build). Load: the first
+Compile: glrmask_cli.pipeline.build_artifact on the workload's grammar file (as written, from its start
+rule) and the tokenizer file (cold: first build in this fresh process, tokenizer included; warm: a
+second build, skipped after a cold one over --warm-max). Load: the first
 glrmask_runtime.load (it may fill the expansion cache) and the median of 5 later loads. Per step the
 packed fill_bitmask is the timed mask; mask() (bool view) is timed separately right after it.
 """
@@ -32,7 +33,7 @@ def _build(job: dict, out: Path):
 
     spec = job["tokenizer"]
     return build_artifact(job["grammar"]["path"], out, tokenizer=spec["file"],
-                          tokenizer_pattern=spec["pattern"],
+                          tokenizer_pattern=spec["pattern"], start=job["grammar"].get("start"),
                           eos_tokens=[str(e) for e in spec["eos_ids"]])
 
 
@@ -73,11 +74,12 @@ def _check_vocab(artifact, spec: dict) -> list[str]:
 
 def make_engine(job: dict):
     out = _artifact_path(job)
-    built, cold = wc.timed(lambda: _build(job, out))
-    _, warm = wc.timed(lambda: _build(job, out))
+    built, cold, memory = wc.compile_timed(lambda: _build(job, out))
+    warm = wc.timed(lambda: _build(job, out))[1] if wc.warm_wanted(job, cold) else None
     artifact, first_load = wc.timed(lambda: load_artifact(out))
     loads = [wc.timed(lambda: load_artifact(out))[1] for _ in range(5)]
-    setup = {"compile_cold_s": cold, "compile_warm_s": warm, "artifact_bytes": os.path.getsize(out),
+    setup = {"compile_cold_s": cold, "compile_warm_s": warm, "compile_memory": memory,
+             "artifact_bytes": os.path.getsize(out),
              "load_ms": statistics.median(loads) * 1e3, "load_first_ms": first_load * 1e3,
              "artifact": str(out), "stage_seconds": getattr(built.compiled, "timings", {}),
              "vocab_problems": _check_vocab(artifact, job["tokenizer"])}

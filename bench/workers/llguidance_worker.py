@@ -44,10 +44,11 @@ class Engine:
 def make_engine(job: dict):
     tokenizer, t_tok = wc.timed(lambda: _tokenizer(job["tokenizer"]))
     grammar = job["grammar"]["lark"]
-    _, cold = wc.timed(lambda: _matcher(tokenizer, grammar))
-    _, warm = wc.timed(lambda: _matcher(tokenizer, grammar))
-    setup = {"tokenizer_s": t_tok, "compile_cold_s": t_tok + cold, "compile_warm_s": warm,
-             "artifact_bytes": None, "load_ms": warm * 1e3, "load_note": "no artifact: matcher built from text"}
+    _, cold, memory = wc.compile_timed(lambda: _matcher(tokenizer, grammar))
+    warm = wc.timed(lambda: _matcher(tokenizer, grammar))[1] if wc.warm_wanted(job, t_tok + cold) else None
+    setup = {"tokenizer_s": t_tok, "compile_cold_s": t_tok + cold, "compile_warm_s": warm, "compile_memory": memory,
+             "artifact_bytes": None, "load_ms": (warm if warm is not None else cold) * 1e3,
+             "load_note": "no artifact: matcher built from text"}
     return Engine(tokenizer, grammar), setup
 
 

@@ -5,7 +5,12 @@ JSON path, argv[2] = result JSON path. Timing policy, the same for every engine:
 bitmask fill and the commit are timed with perf_counter_ns; warm-up documents are replayed untimed
 first; the garbage collector is disabled during timed loops. A document whose token is missing from
 the mask, whose commit fails, or whose end mask lacks every EOS id is reported and not timed.
-Memory mode: build/load once, print `ready`, wait for a line on stdin, print smaps_rollup, exit.
+Replays: the timed documents are replayed `replays` times (whole passes, default 3); the first pass
+gives the single-pass latencies, and each step's minimum over the passes gives the `*_min_ns` ones
+(noise on a shared machine only ever adds time, so the minimum keeps what the work itself costs).
+Compile memory: the peak RSS (VmHWM) of this process over the cold compile, reset first where the
+kernel allows (/proc/self/clear_refs). Memory mode: build/load once, print `ready`, wait for a line
+on stdin, print smaps_rollup, exit.
 """
 
 from __future__ import annotations
@@ -79,13 +84,52 @@ def timed(fn: Callable[[], object]) -> tuple[object, float]:
     return value, time.perf_counter() - start
 
 
+def peak_rss_kb() -> int | None:
+    """This process's peak RSS so far (VmHWM, KiB), or None where /proc has no such line."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+def reset_peak_rss() -> bool:
+    """Start a new VmHWM window at the current RSS (`5` > /proc/self/clear_refs); False if refused."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        return False
+    return True
+
+
+def compile_timed(fn: Callable[[], object]) -> tuple[object, float, dict]:
+    """(value, seconds, memory) of one compile: memory has the RSS before, the peak RSS during (KiB),
+    and whether the peak window could be reset first (else the peak counts from process start)."""
+    before = memory_kb().get("rss")
+    reset = reset_peak_rss()
+    value, seconds = timed(fn)
+    return value, seconds, {"rss_before_kb": before, "peak_rss_kb": peak_rss_kb(), "peak_reset": reset}
+
+
+def warm_wanted(job: dict, cold_s: float) -> bool:
+    """Whether to time a second (warm) compile: not after a cold one longer than job['warm_max_s']."""
+    return cold_s <= job.get("warm_max_s", float("inf"))
+
+
 def _bit(row: np.ndarray, token_id: int) -> bool:
     return bool((int(row[token_id >> 5]) >> (token_id & 31)) & 1)
 
 
+Timings = tuple[list[int], list[int], list[int]]          # (fills, commits, extras) of one replay
+
+
 def replay_document(engine: Engine, tokens: list[int], eos_ids: list[int], bitmask: np.ndarray,
-                    out: dict[str, list[int]], extra: Callable | None = None) -> dict:
-    """Replay one document; if it is accepted, append its per-step latencies to `out`; return its status.
+                    extra: Callable | None = None) -> tuple[dict, Timings | None]:
+    """Replay one document: (its status, its per-step latencies if it was accepted all the way).
 
     `extra(state) -> ns`, if given, times one more call per step (ours: the bool mask())."""
     clock = time.perf_counter_ns
@@ -102,27 +146,35 @@ def replay_document(engine: Engine, tokens: list[int], eos_ids: list[int], bitma
         if extra is not None:
             extras.append(extra(state))
         if not _bit(row, token):
-            return {"status": "rejected", "step": step, "reason": f"token {token} not in mask"}
+            return {"status": "rejected", "step": step, "reason": f"token {token} not in mask"}, None
         t2 = clock()
         ok = engine.commit(state, token)
         t3 = clock()
         if not ok:
-            return {"status": "rejected", "step": step, "reason": f"commit({token}) failed"}
+            return {"status": "rejected", "step": step, "reason": f"commit({token}) failed"}, None
         commits.append(t3 - t2)
     t0 = clock()
     engine.fill(state, bitmask)
     fills.append(clock() - t0)
     if not any(_bit(row, e) for e in eos_ids):
-        return {"status": "rejected", "step": len(tokens), "reason": "no EOS id in the final mask"}
-    out["mask_ns"].extend(fills)
-    out["commit_ns"].extend(commits)
-    out["extra_ns"].extend(extras)
-    slow_mask, slow_commit = max(range(len(fills)), key=fills.__getitem__), None
-    if commits:
-        slow_commit = max(range(len(commits)), key=commits.__getitem__)
-    return {"status": "ok", "steps": len(tokens),
-            "slowest_mask": [slow_mask, fills[slow_mask]],
-            "slowest_commit": None if slow_commit is None else [slow_commit, commits[slow_commit], tokens[slow_commit]]}
+        return {"status": "rejected", "step": len(tokens), "reason": "no EOS id in the final mask"}, None
+    return {"status": "ok", "steps": len(tokens)}, (fills, commits, extras)
+
+
+def elementwise_min(runs: list[list[int]]) -> list[int]:
+    """Per position, the smallest value over equally long runs (one step's minimum over its replays)."""
+    if not runs:
+        return []
+    if len({len(r) for r in runs}) != 1:
+        raise ValueError(f"replays of one document differ in length: {sorted({len(r) for r in runs})}")
+    return [min(values) for values in zip(*runs, strict=True)]
+
+
+def _slowest(values: list[int], tokens: list[int] | None = None) -> list[int] | None:
+    if not values:
+        return None
+    at = max(range(len(values)), key=values.__getitem__)
+    return [at, values[at]] + ([tokens[at]] if tokens is not None else [])
 
 
 def progress(message: str) -> None:
@@ -135,34 +187,68 @@ def job_name() -> str:
 
 
 def replay_all(engine: Engine, job: dict, extra: Callable | None = None) -> dict:
-    """Warm up, then replay every document `repeat` times with the collector off."""
+    """Warm up, then replay the documents `replays` times (whole passes) with the collector off.
+
+    Pass 1 decides each document's verdict and gives the single-pass samples; later passes replay the
+    accepted documents again, and each step keeps its minimum over the passes it got. The budget
+    covers all passes: documents pass 1 does not reach are skipped; a later pass that runs out stops,
+    and the documents it did not reach keep the minimum of fewer replays (counted in the result)."""
     eos = job["tokenizer"]["eos_ids"]
     width = (job["tokenizer"]["vocab_size"] + 31) // 32
     bitmask = np.zeros((1, width), dtype=np.int32)
     docs = job["documents"]
+    replays = max(1, int(job.get("replays", 3)))
     for doc in docs[:job.get("warmup_docs", 3)]:
-        replay_document(engine, doc["tokens"], eos, bitmask, {"mask_ns": [], "commit_ns": [], "extra_ns": []},
-                        extra)
-    out: dict[str, list[int]] = {"mask_ns": [], "commit_ns": [], "extra_ns": []}
-    statuses = []
+        replay_document(engine, doc["tokens"], eos, bitmask, extra)
+    statuses: list[dict] = []
+    runs: dict[int, list[Timings]] = {}                  # document index -> one Timings per pass
     deadline = time.monotonic() + job.get("budget_s", float("inf"))
     gc.collect()
     gc.disable()
     try:
-        for repeat in range(job.get("repeat", 1)):
-            for i, doc in enumerate(docs):
-                if i % 50 == 0:
-                    progress(f"pass {repeat + 1}: document {i}/{len(docs)}")
-                if time.monotonic() > deadline:      # a very slow engine: report, do not wait forever
-                    status = {"status": "skipped", "step": 0, "reason": "time budget (--budget) used up"}
-                else:
-                    status = replay_document(engine, doc["tokens"], eos, bitmask, out, extra)
-                if repeat == 0:
-                    statuses.append({"id": doc["id"], **status})
-        out["floor_ns"] = timer_floor(len(out["mask_ns"]))
+        for i, doc in enumerate(docs):
+            if i % 50 == 0:
+                progress(f"pass 1/{replays}: document {i}/{len(docs)}")
+            if time.monotonic() > deadline:      # a very slow engine: report, do not wait forever
+                statuses.append({"id": doc["id"], "status": "skipped", "step": 0,
+                                 "reason": "time budget (--budget) used up"})
+                continue
+            status, timings = replay_document(engine, doc["tokens"], eos, bitmask, extra)
+            statuses.append({"id": doc["id"], **status})
+            if timings is not None:
+                runs[i] = [timings]
+        for replay in range(2, replays + 1):
+            progress(f"pass {replay}/{replays}: {len(runs)} documents")
+            for i in sorted(runs):
+                if time.monotonic() > deadline:
+                    break
+                status, timings = replay_document(engine, docs[i]["tokens"], eos, bitmask, extra)
+                if timings is None:                # the same tokens, another verdict: say so, keep pass 1
+                    statuses[i]["unstable"] = f"replay {replay}: {status['reason']}"
+                    continue
+                runs[i].append(timings)
+            else:
+                continue
+            break
+        floors = [timer_floor(sum(len(r[0][0]) for r in runs.values())) for _ in range(replays)]
     finally:
         gc.enable()
-    return {"documents": statuses, **out}
+    out: dict[str, list[int]] = {key: [] for key in ("mask_ns", "commit_ns", "extra_ns",
+                                                     "mask_min_ns", "commit_min_ns", "extra_min_ns")}
+    for i, passes in sorted(runs.items()):
+        first = passes[0]
+        least = tuple(elementwise_min([p[k] for p in passes]) for k in range(3))
+        for k, name in enumerate(("mask", "commit", "extra")):
+            out[f"{name}_ns"].extend(first[k])
+            out[f"{name}_min_ns"].extend(least[k])
+        tokens = docs[i]["tokens"]
+        statuses[i].update({"replays": len(passes), "slowest_mask": _slowest(first[0]),
+                            "slowest_commit": _slowest(first[1], tokens),
+                            "slowest_mask_min": _slowest(least[0]),
+                            "slowest_commit_min": _slowest(least[1], tokens)})
+    return {"documents": statuses, "replays": replays,
+            "short_of_replays": sum(len(p) < replays for p in runs.values()),
+            "floor_ns": floors[0], "floor_min_ns": elementwise_min(floors), **out}
 
 
 def timer_floor(samples: int) -> list[int]:

@@ -43,12 +43,12 @@ class Engine:
 def make_engine(job: dict):
     info, t_tok = wc.timed(lambda: _tokenizer_info(job["tokenizer"]))
     compiler = xgrammar.GrammarCompiler(info, max_threads=1, cache_enabled=False)
-    compiled, cold = wc.timed(lambda: _compile(compiler, job["grammar"]))
-    _, warm = wc.timed(lambda: _compile(compiler, job["grammar"]))
+    compiled, cold, memory = wc.compile_timed(lambda: _compile(compiler, job["grammar"]))
+    warm = wc.timed(lambda: _compile(compiler, job["grammar"]))[1] if wc.warm_wanted(job, t_tok + cold) else None
     blob = compiled.serialize_json()
     loads = [wc.timed(lambda: xgrammar.CompiledGrammar.deserialize_json(blob, info))[1] for _ in range(3)]
     setup = {"tokenizer_s": t_tok, "compile_cold_s": t_tok + cold, "compile_warm_s": warm,
-             "artifact_bytes": len(blob.encode()), "load_ms": sorted(loads)[1] * 1e3,
+             "compile_memory": memory, "artifact_bytes": len(blob.encode()), "load_ms": sorted(loads)[1] * 1e3,
              "grammar_form": "builtin JSON" if job["grammar"].get("xgrammar_builtin_json") else "Lark"}
     return Engine(compiled), setup
 
