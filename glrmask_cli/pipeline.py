@@ -154,7 +154,7 @@ def _parser_dwa(stages: _Stages, layout: Layout, lexer: LexerTables, effects: tu
         if closing not in tdwas:
             with stages.stage("terminal DWA"):
                 tdwas[closing] = build_terminal_dwa(lexer, vocab.token_bytes, vocab.special_ids, vocab.eos_ids,
-                                                    closing)
+                                                    closing, progress)
         last = name == tried[-1]
         with stages.stage("parser DWA"):
             progress.note(f"layout {name}")

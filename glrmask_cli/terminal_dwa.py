@@ -21,6 +21,7 @@ from typing import Sequence
 
 import numpy as np
 
+from glrmask_cli.progress import NO_PROGRESS, Progress, Ticker
 from glrmask_runtime.tables import DEAD, END_OF_INPUT, START, LexerTables
 
 NO_OUTCOME = -1
@@ -168,8 +169,10 @@ def _scan_from(lexer: LexerTables, state: int, matrix: np.ndarray, active: np.nd
 
 
 def build_terminal_dwa(lexer: LexerTables, token_bytes: Sequence[bytes], special_ids: frozenset[int],
-                       eos_ids: Sequence[int], close_at_runtime: bool = False) -> TerminalDWA:
-    """Compute every (lexer state, token) outcome; see the module docstring."""
+                       eos_ids: Sequence[int], close_at_runtime: bool = False,
+                       progress: Progress = NO_PROGRESS) -> TerminalDWA:
+    """Compute every (lexer state, token) outcome; see the module docstring. `progress` counts the
+    lexer states scanned."""
     never = np.zeros(len(token_bytes), dtype=bool)
     never[sorted(special_ids - set(eos_ids))] = True
     never |= np.fromiter((len(b) == 0 for b in token_bytes), dtype=bool, count=len(token_bytes))
@@ -187,6 +190,7 @@ def build_terminal_dwa(lexer: LexerTables, token_bytes: Sequence[bytes], special
     class_outcome = np.full((lexer.n_states, n_classes + 2), NO_OUTCOME, dtype=np.int32)
     class_close = np.zeros((lexer.n_states, n_classes + 2), dtype=np.int32)
     first = matrix[:, 0] if matrix.shape[1] else np.zeros(0, dtype=np.uint8)
+    ticker = Ticker(progress, lexer.n_states - 1, "lexer states")
     for state in range(1, lexer.n_states):
         scanned = np.ones(n_classes, dtype=bool)          # rows of `matrix` (sorted by length)
         if close_at_runtime and state != START:
@@ -201,6 +205,9 @@ def build_terminal_dwa(lexer: LexerTables, token_bytes: Sequence[bytes], special
         row[order[kept[alive]]] = _intern_outcomes(outcome_index, nodes[alive], finals[alive])
         class_outcome[state, :n_classes] = row
         class_outcome[state, n_classes] = _eos_outcome(lexer, state, trie, outcome_index)
+        ticker.advance()
+    ticker.close()
+    ticker.note(f"{len(outcome_index):,} outcomes")
 
     outcomes = tuple(Outcome(node, final) for (node, final), _ in sorted(outcome_index.items(), key=lambda kv: kv[1]))
     return TerminalDWA(
