@@ -40,7 +40,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="timed passes over the documents (default 3); tails are reported for the first pass "
                         "and as each step's minimum over the passes")
     p.add_argument("--warmup", type=int, default=3, help="documents replayed untimed first (default 3)")
-    p.add_argument("--processes", type=int, default=8, help="processes for the shared-memory run (0: skip)")
+    p.add_argument("--processes", type=int, default=None,
+                   help="processes for the shared-memory run (default 8, 2 with --quick; 0: skip)")
     p.add_argument("--stage", default="all", help=f"stage benchmarks to run: all, none, or a comma list of "
                                                   f"{', '.join(STAGES)} (those whose module exists)")
     p.add_argument("--budget", type=float, default=300.0,
@@ -53,7 +54,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--timeout", type=float, default=3600.0, help="seconds per engine run (then it is killed)")
     p.add_argument("--no-setup", action="store_true", help="do not run bench/setup_peers.sh first")
     p.add_argument("--no-write", action="store_true", help="print only; write no results file")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if args.processes is None:
+        args.processes = 2 if args.quick else 8
+    return args
 
 
 def _names(text: str, known, what: str, accept=None) -> list[str]:

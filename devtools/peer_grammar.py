@@ -157,7 +157,7 @@ def expand_templates(text: str, where: str) -> str:
         if len(args) != len(params) or not all(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", x) for x in args):
             raise PeerGrammarError(f"{where}: template use `{found.group(0)}`: arguments must be "
                                    f"{len(params)} rule or terminal names")
-        new_name = "__".join([name, *args])
+        new_name = "__".join([name, *args]).lower()          # rule names are lowercase
         out = re.sub(rf"(?<![\w.]){re.escape(found.group(0))}", new_name, out)
         for param, arg in zip(params, args, strict=True):
             body = re.sub(rf"(?<![\w.]){re.escape(param)}(?!\w)", arg, body)
