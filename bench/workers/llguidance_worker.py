@@ -40,6 +40,11 @@ class Engine:
     def commit(self, state, token_id: int) -> bool:
         return state.consume_token(token_id)
 
+    @staticmethod
+    def explain(state) -> str | None:
+        """llguidance's first error line when the matcher stopped (e.g. its parser item limit)."""
+        return state.get_error().splitlines()[0][:200] if state.is_error() else None
+
 
 def make_engine(job: dict):
     tokenizer, t_tok = wc.timed(lambda: _tokenizer(job["tokenizer"]))

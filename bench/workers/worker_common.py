@@ -146,19 +146,28 @@ def replay_document(engine: Engine, tokens: list[int], eos_ids: list[int], bitma
         if extra is not None:
             extras.append(extra(state))
         if not _bit(row, token):
-            return {"status": "rejected", "step": step, "reason": f"token {token} not in mask"}, None
+            return {"status": "rejected", "step": step,
+                    "reason": _why(engine, state, f"token {token} not in mask")}, None
         t2 = clock()
         ok = engine.commit(state, token)
         t3 = clock()
         if not ok:
-            return {"status": "rejected", "step": step, "reason": f"commit({token}) failed"}, None
+            return {"status": "rejected", "step": step, "reason": _why(engine, state, f"commit({token}) failed")}, None
         commits.append(t3 - t2)
     t0 = clock()
     engine.fill(state, bitmask)
     fills.append(clock() - t0)
     if not any(_bit(row, e) for e in eos_ids):
-        return {"status": "rejected", "step": len(tokens), "reason": "no EOS id in the final mask"}, None
+        return {"status": "rejected", "step": len(tokens),
+                "reason": _why(engine, state, "no EOS id in the final mask")}, None
     return {"status": "ok", "steps": len(tokens)}, (fills, commits, extras)
+
+
+def _why(engine: Engine, state: object, reason: str) -> str:
+    """The reason, with the engine's own explanation when it has one (e.g. llguidance's error state)."""
+    explain = getattr(engine, "explain", None)
+    detail = explain(state) if explain is not None else None
+    return f"{reason} ({detail})" if detail else reason
 
 
 def elementwise_min(runs: list[list[int]]) -> list[int]:
