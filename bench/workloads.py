@@ -30,8 +30,6 @@ from devtools.data import (
     CACHE_DIR,
     DataError,
     DataUnavailable,
-    go_library_sources,
-    java_base_sources,
     lark_grammars_dir,
     sympy_latex_grammar,
     syncode_grammar,
@@ -209,13 +207,6 @@ def _verilog() -> list[Document]:
     return docs
 
 
-def syncode_parser(grammar: Path):
-    """lark as syncode builds it (syncode/parsers/__init__.py create_base_parser): LALR, basic lexer."""
-    import lark
-
-    return lark.Lark(grammar.read_text(encoding="utf-8"), parser="lalr", lexer="basic", start="start")
-
-
 def _accepts(parser) -> Callable[[str], bool]:
     from devtools.lark_judge import lark_parses
 
@@ -223,18 +214,11 @@ def _accepts(parser) -> Callable[[str], bool]:
 
 
 def _go() -> list[Document]:
-    files = code_documents.read_tree(go_library_sources(), "*.go")
-    candidates = code_documents.go_candidates(files)
-    chosen = code_documents.select(candidates, _accepts(syncode_parser(syncode_grammar("go.lark"))), GO_DOCS, SEED)
-    return [Document(doc_id, text.encode("utf-8")) for doc_id, text in chosen]
+    return [Document(i, text.encode("utf-8")) for i, text in code_documents.go_documents(GO_DOCS, SEED)]
 
 
 def _java() -> list[Document]:
-    files = code_documents.read_tree(java_base_sources(), "*.java")
-    candidates = code_documents.java_candidates(files)
-    chosen = code_documents.select(candidates, _accepts(syncode_parser(syncode_grammar("java.lark"))),
-                                   JAVA_DOCS, SEED)
-    return [Document(doc_id, text.encode("utf-8")) for doc_id, text in chosen]
+    return [Document(i, text.encode("utf-8")) for i, text in code_documents.java_documents(JAVA_DOCS, SEED)]
 
 
 def _python() -> list[Document]:

@@ -119,3 +119,34 @@ def read_tree(root: Path, pattern: str) -> list[tuple[str, str]]:
             continue
     return out
 
+
+
+def syncode_parser(grammar: Path):
+    """lark as syncode builds it (syncode/parsers/__init__.py `create_base_parser`): LALR, basic lexer,
+    `start`."""
+    import lark
+
+    return lark.Lark(grammar.read_text(encoding="utf-8"), parser="lalr", lexer="basic", start="start")
+
+
+def _accepted_by(grammar: Path) -> Callable[[str], bool]:
+    from devtools.lark_judge import lark_parses
+
+    parser = syncode_parser(grammar)
+    return lambda text: lark_parses(parser, text)
+
+
+def go_documents(limit: int, seed: int = 0) -> list[tuple[str, str]]:
+    """`limit` Go standard library functions (Debian golang-1.19-src) that syncode's go.lark accepts."""
+    from devtools.data import go_library_sources, syncode_grammar
+
+    candidates = go_candidates(read_tree(go_library_sources(), "*.go"))
+    return select(candidates, _accepted_by(syncode_grammar("go.lark")), limit, seed)
+
+
+def java_documents(limit: int, seed: int = 0) -> list[tuple[str, str]]:
+    """`limit` OpenJDK 17 java.base files (Debian openjdk-17-source) that syncode's java.lark accepts."""
+    from devtools.data import java_base_sources, syncode_grammar
+
+    candidates = java_candidates(read_tree(java_base_sources(), "*.java"))
+    return select(candidates, _accepted_by(syncode_grammar("java.lark")), limit, seed)
