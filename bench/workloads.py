@@ -27,7 +27,6 @@ from bench.errors import BenchError
 from bench.tokenizers import REPO
 from devtools import code_documents, keyword_grammar
 from devtools.data import (
-    CACHE_DIR,
     DataError,
     DataUnavailable,
     lark_grammars_dir,
@@ -51,7 +50,6 @@ from devtools.peer_grammar import (
 from devtools.stress import stdlib_expressions
 
 SHARED = REPO.parent / "shared" / "corpora"
-KEYWORD_GRAMMARS = CACHE_DIR / "keyword-grammars"
 
 
 def syncode_sql_grammar() -> Path:
@@ -248,15 +246,8 @@ def _latex() -> list[Document]:
 
 
 def keyword_grammar_file(n: int) -> Path:
-    """The generated grammar of n keywords, written to .cache/test-data/keyword-grammars once."""
-    path = KEYWORD_GRAMMARS / f"keywords-{n}-seed{SEED}.lark"
-    text = keyword_grammar.grammar_text(n, SEED)
-    if not path.is_file() or path.read_text(encoding="utf-8") != text:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
-    return path
+    """The generated grammar of n keywords (devtools.keyword_grammar.grammar_file, written once)."""
+    return keyword_grammar.grammar_file(n, SEED)
 
 
 def _keyword_documents(n: int) -> list[Document]:

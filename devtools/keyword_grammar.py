@@ -14,8 +14,10 @@ so that none equals a keyword (a third are a keyword plus a suffix: the tie reso
 
 from __future__ import annotations
 
+import os
 import random
 import string
+from pathlib import Path
 
 CONTEXTS = ("modifier", "type", "constant", "command")
 LETTERS = string.ascii_lowercase
@@ -132,3 +134,18 @@ def documents(count: int, n: int, seed: int = 0, max_bytes: int = MAX_DOCUMENT_B
         if lines:
             found.setdefault("\n".join(lines) + "\n", None)
     return list(found)
+
+
+def grammar_file(n: int, seed: int = 0) -> Path:
+    """The grammar written to .cache/test-data/keyword-grammars/keywords-<n>-seed<seed>.lark (rewritten only
+    when its text changed), for tools that take a file: the bench, `make exactness`."""
+    from devtools.data import CACHE_DIR
+
+    path = CACHE_DIR / "keyword-grammars" / f"keywords-{n}-seed{seed}.lark"
+    text = grammar_text(n, seed)
+    if not path.is_file() or path.read_text(encoding="utf-8") != text:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    return path
