@@ -33,7 +33,7 @@ from pathlib import Path
 
 from lark import Lark
 
-from devtools import llguidance_oracle
+from devtools import keyword_grammar, llguidance_oracle
 from devtools.brute_force import TokenTrie, brute_force_mask, random_walk, sampled_states
 from devtools.builds import JSON_GRAMMAR, LARK_GRAMMARS, REPO_ROOT, built
 from devtools.data import (
@@ -139,6 +139,11 @@ CASES = [
     # ambiguity="explicit", start="latex_string")
     GrammarCase("latex", sympy_latex_grammar, lambda: _latex_strings(),
                 {"parser": "earley", "lexer": "auto", "ambiguity": "explicit"}, start="latex_string"),
+    # devtools/keyword_grammar.py: 100 keywords, each also an IDENT lexeme (keyword/identifier ties); its
+    # sentences, judged by lark with its standard (global) lexer, as GLRMask scans
+    GrammarCase("keywords100", lambda: keyword_grammar.grammar_file(100),
+                lambda: [(f"k{i}", t) for i, t in enumerate(keyword_grammar.documents(100, 100))],
+                {"parser": "lalr", "lexer": "basic"}),
     *(GrammarCase(f"stress-{name}", functools.partial(_stress_file, name), functools.partial(_stress_documents, name),
                   {"parser": "earley"}) for name in sorted(STRESS)),
 ]
