@@ -79,7 +79,7 @@ def _cell(entry: dict, ours: dict | None, column: tuple) -> str:
     if "timeout" in entry:              # killed at a limit: say so where its first missing number would be
         if header == "docs ok" or (header == "compile s" and entry["timeout"] == "build"):
             return f"timeout >{entry.get('limit_s', 0):.0f}s" if header == "compile s" else "timeout"
-        if header != "grammar":
+        if header not in ("grammar", "process peak MB"):     # the peak RSS it reached before the kill
             return "-"
     value = _get(entry, path)
     if value is None:

@@ -28,13 +28,37 @@ def _artifact_path(job: dict) -> Path:
     return folder / f"{job['workload']}.{job['tokenizer']['name']}.glrm"
 
 
+class _StageLines:
+    """Build progress as worker progress lines (`stage <name> at <s> s`, notes at most every 10 s), so
+    a build killed at --build-budget says which stage it was in."""
+
+    def __init__(self) -> None:
+        self.began = time.monotonic()
+        self.last_note = 0.0
+
+    def stage(self, name: str) -> None:
+        wc.progress(f"stage {name} at {time.monotonic() - self.began:.0f} s")
+
+    def total(self, n: int, unit: str) -> None:
+        pass
+
+    def advance(self, n: int = 1) -> None:
+        pass
+
+    def note(self, text: str) -> None:
+        now = time.monotonic()
+        if now - self.last_note >= 10:
+            self.last_note = now
+            wc.progress(f"{text} at {now - self.began:.0f} s")
+
+
 def _build(job: dict, out: Path):
     from glrmask_cli.pipeline import build_artifact
 
     spec = job["tokenizer"]
     return build_artifact(job["grammar"]["path"], out, tokenizer=spec["file"],
                           tokenizer_pattern=spec["pattern"], start=job["grammar"].get("start"),
-                          eos_tokens=[str(e) for e in spec["eos_ids"]])
+                          eos_tokens=[str(e) for e in spec["eos_ids"]], progress=_StageLines())
 
 
 class Engine:

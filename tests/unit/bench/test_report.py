@@ -23,7 +23,7 @@ def results() -> list[dict]:
     ours = engine([1000, 2000, 3000], 2048)
     peer = engine([4000, 8000, 12000], None, rejected=[{"id": "d1", "step": 3, "reason": "token 5 not in mask"}])
     slow = {"error": "timeout: not compiled after 900 s (--build-budget)", "timeout": "build", "limit_s": 900.0,
-            "grammar_form": "rewritten"}
+            "grammar_form": "rewritten", "process_peak_rss_kb": 3 << 20}
     runs = {"cl100k_base": {"glrmask": ours, "peer": peer, "broken": {"error": "venv missing"}, "slow": slow}}
     return [{"workload": "json", "runs": runs, "peer_grammar": ["common imports inlined"]},
             {"workload": "go", "runs": {}, "skipped": "workload go: documents: no apt-get"}]
@@ -68,6 +68,7 @@ def test_min_table_reads_the_minimum_and_a_build_timeout_says_so() -> None:
     assert build["slow"][column("grammar", report.BUILD_COLUMNS)] == "rewritten"
     assert build["glrmask"][column("compile peak MB", report.BUILD_COLUMNS)] == "2048"
     assert build["slow"][column("artifact KB", report.BUILD_COLUMNS)] == "-"
+    assert build["slow"][column("process peak MB", report.BUILD_COLUMNS)].startswith("3072")   # reached before the kill
 
 
 def test_write_results_names_files_by_date_and_workload(tmp_path) -> None:
