@@ -1,7 +1,7 @@
 """Stage benchmark: time to build the combined lexer DFA (terminal DFAs + union + minimization).
 
-Grammars: grammars/json.lark, lark's python.lark, syncode 0.4.16 sql.lark (fetched into
-.cache/bench/grammars by bench/setup_peers.sh, or here with `pip download` if missing).
+Grammars: grammars/json.lark, lark's python.lark, syncode 0.4.16 sql.lark (from its pinned PyPI sdist,
+devtools.data.syncode_grammar, cached in .cache/test-data).
 Terminals come straight from lark's loader, so grammars with %declare (python.lark) work too.
 `run() -> dict` returns the numbers and prints them; no assertion on timings.
 """

@@ -1,6 +1,6 @@
 """Stage benchmark: LR table / stack-effect build times and Recognizer (scanner + GLR) throughput.
 
-Grammars: grammars/json.lark, syncode 0.4.16 sql.lark (from .cache/bench/grammars, else `pip download`),
+Grammars: grammars/json.lark, syncode 0.4.16 sql.lark (devtools.data.syncode_grammar),
 lark's python.lark (start eval_input), ../shared verilog.lark. Documents: JSONTestSuite y_ files, the
 Spider queries and the largest circuitgraph netlist (../shared/corpora; skipped when absent).
 `run() -> dict` returns the numbers and prints them; no assertion on timings.
