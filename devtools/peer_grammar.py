@@ -63,18 +63,7 @@ def _common_blocks() -> dict[str, str]:
     """lark's common.lark as {terminal name: its definition lines}."""
     import lark
 
-    blocks: dict[str, str] = {}
-    name = None
-    for line in (Path(lark.__file__).parent / "grammars" / "common.lark").read_text().splitlines():
-        match = _DEFINITION.match(line)
-        if match:
-            name = match.group(1)
-            blocks[name] = line
-        elif name and line[:1] in (" ", "\t", "|") and line.strip():
-            blocks[name] += "\n" + line
-        else:
-            name = None
-    return blocks
+    return _terminal_blocks((Path(lark.__file__).parent / "grammars" / "common.lark").read_text())
 
 
 def _with_dependencies(names: list[str]) -> list[str]:
