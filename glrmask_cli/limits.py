@@ -58,11 +58,12 @@ class BuildLimits:
         "(json: 9), so a value near this means a runaway grammar")
     max_nfa_nodes: int = _limit(
         2_000_000, "parser DWA",
-        "read-NFA nodes of one Parser DWA group (the last layout tried); python eval_input x gpt2 "
+        "read-NFA nodes of one Parser DWA group (in every layout tried; earlier auto tries stop at "
+        "the smaller _auto budget); python eval_input x gpt2 "
         "needs at most 0.4M per first-lexeme group")
     max_dwa_states: int = _limit(
         500_000, "parser DWA",
-        "subset-construction states of one Parser DWA group (the last layout tried; in the grouped "
+        "subset-construction states of one Parser DWA group (in every layout tried; in the grouped "
         "layout a group past this or max_nfa_nodes is split by its next lexeme if it can be)")
     max_nfa_nodes_auto: int = _limit(
         400_000, "parser DWA",

@@ -145,7 +145,7 @@ def _parser_dwa(stages: _Stages, layout: Layout, lexer: LexerTables, effects: tu
                 lr: LRTables, vocab: Vocabulary, limits: BuildLimits, progress: Progress) -> ParserDWABuild:
     """The Terminal DWA and the Parser DWA of `layout`; "auto" tries AUTO_ORDER and takes the first
     layout that stays within max_nfa_nodes_auto / max_dwa_states_auto (the last one within
-    max_nfa_nodes / max_dwa_states)."""
+    max_nfa_nodes / max_dwa_states, which also cap the earlier tries)."""
     tried = AUTO_ORDER if layout == "auto" else (layout,)
     tdwas: dict[bool, TerminalDWA] = {}
     index = None
@@ -163,8 +163,10 @@ def _parser_dwa(stages: _Stages, layout: Layout, lexer: LexerTables, effects: tu
             try:
                 return build_parser_dwa(
                     name, tdwas[closing], lexer, effects, lr,
-                    max_nfa_nodes=limits.max_nfa_nodes if last else limits.max_nfa_nodes_auto,
-                    max_dwa_states=limits.max_dwa_states if last else limits.max_dwa_states_auto,
+                    max_nfa_nodes=limits.max_nfa_nodes if last else min(limits.max_nfa_nodes_auto,
+                                                                         limits.max_nfa_nodes),
+                    max_dwa_states=limits.max_dwa_states if last else min(limits.max_dwa_states_auto,
+                                                                          limits.max_dwa_states),
                     max_merged_states=limits.max_merged_states, index=index, progress=progress)
             except LimitExceeded as err:
                 if last:

@@ -133,3 +133,11 @@ def test_the_architecture_doc_lists_every_limit_with_its_default():
     for name, default, _, _ in describe():
         assert re.search(rf"^\| `{name}` \| {default:,} \|", text, re.M), name
     assert "--limit" in (ROOT / "README.md").read_text()
+
+
+def test_a_lower_max_dwa_states_caps_the_auto_layouts_tried_first_too(tmp_path):
+    """json.lark's "one" layout fits max_dwa_states_auto; a max_dwa_states below what it needs must
+    still stop it (and then every later layout), not be ignored because "one" is not the last try."""
+    out = tmp_path / "j.glrm"
+    result = CliRunner().invoke(cli, ["build", str(JSON_GRAMMAR), "--limit", "max_dwa_states=10", "-o", str(out)])
+    assert result.exit_code == 1 and "max_dwa_states=10" in result.output and not out.exists()
