@@ -152,3 +152,12 @@ def test_spawned_worker_continues_the_sequence_with_the_same_masks(b):
     # and back again, into this process: onto a live artifact of the same file
     assert back._art.fingerprint == b.artifact.fingerprint and back.steps == m.steps
     assert np.array_equal(back.mask(), m.mask())
+
+
+def test_a_copy_of_a_matcher_pickles_like_the_original(b):
+    m = b.artifact.matcher()
+    tokens = b.vocab.encode(DOCUMENT)
+    for t in tokens[:5]:
+        m.commit(t)
+    fork = pickle.loads(pickle.dumps(m.copy()))
+    assert fork.steps == m.steps and np.array_equal(fork.mask(), m.mask())
