@@ -48,7 +48,7 @@ class _Splicer:
         self.nfa = ReadNFA()
         self.accept = [self.nfa.add_node(1 << o) for o in range(len(tdwa.outcomes))]
         self.index: dict[tuple, int] = {("at", 0, ()): self.nfa.start}
-        self._edges_by_first: dict[tuple[int, int], dict[int | None, list]] = {}
+        self._edge_lookup: dict[tuple[int, int, int], dict[tuple[int, ...], dict[tuple[int, ...], list]]] = {}
         self._tops: dict[tuple[int, ...], tuple[tuple[int, ...], frozenset[int]]] = {}
         self.todo: list[tuple] = [("at", 0, ())]
 
@@ -145,11 +145,9 @@ class _Splicer:
                 for target in self.targets(trie_node, terminal, keep + writes):
                     self.nfa.add_epsilon(source, target)
             left = len(written) - matched
-            edges = graph.edges[graph_node] if not left else self.edges_from(terminal, graph_node, written[left - 1])
+            edges = graph.edges[graph_node] if not left else self.matching_edges(terminal, graph_node, written, left)
             for labels, next_node in edges:
                 inside = min(len(labels), left)
-                if any(label != ANY and label != written[left - 1 - i] for i, label in enumerate(labels[:inside])):
-                    continue
                 if inside == len(labels):
                     todo.append((next_node, matched + inside))
                 else:
@@ -168,15 +166,29 @@ class _Splicer:
             new_last = labels[-1] if labels else last
             self.nfa.connect(source, labels, self.node(("mid", terminal, next_node, new_last, trie_node)))
 
-    def edges_from(self, terminal: int, graph_node: int, top: int) -> list[tuple[tuple[int, ...], int]]:
-        """The graph node's edges whose first read can match `top` (no read, ANY, or `top` itself)."""
-        key = (terminal, graph_node)
-        by_first = self._edges_by_first.get(key)
-        if by_first is None:
-            by_first = self._edges_by_first[key] = {}
-            for labels, next_node in self.graphs[terminal].edges[graph_node]:
-                by_first.setdefault(labels[0] if labels else None, []).append((labels, next_node))
-        return by_first.get(None, []) + by_first.get(ANY, []) + by_first.get(top, [])
+    def matching_edges(self, terminal: int, graph_node: int, written: Written,
+                       left: int) -> list[tuple[tuple[int, ...], int]]:
+        """The graph node's edges whose reads agree with the `left` written states still above the
+        old stack (read top first: label i meets written[left - 1 - i]; ANY meets anything), found by
+        lookup rather than by trying every edge (a goto branches over hundreds of states). Order:
+        edges without reads, then those reading ANY first, then the others, each in graph order."""
+        edges = self.graphs[terminal].edges[graph_node]
+        cap = min(left, max((len(labels) for labels, _ in edges), default=0))
+        key = (terminal, graph_node, cap)
+        groups = self._edge_lookup.get(key)
+        if groups is None:
+            groups = self._edge_lookup[key] = {}
+            for i, (labels, _) in enumerate(edges):
+                rank = 0 if not labels else 1 if labels[0] == ANY else 2
+                positions = tuple(p for p, label in enumerate(labels[:cap]) if label != ANY)
+                by_values = groups.setdefault(positions, {})
+                by_values.setdefault(tuple(labels[p] for p in positions), []).append((rank, i))
+        found: list[tuple[int, int]] = []
+        for positions, by_values in groups.items():
+            found.extend(by_values.get(tuple(written[left - 1 - p] for p in positions), ()))
+        if len(groups) > 1:
+            found.sort()
+        return [edges[i] for _, i in found]
 
     @functools.cached_property
     def next_nodes(self) -> dict[tuple[int, int], tuple[int, ...]]:
