@@ -22,7 +22,7 @@ from glrmask_cli.lexer.scanner import build_lexer
 from glrmask_cli.parser.cfg import build_cfg
 from glrmask_cli.parser.lr import build_lr
 from glrmask_cli.parser.normalize import normalize
-from glrmask_cli.terminal_dwa import NO_OUTCOME, TerminalDWA, build_terminal_dwa
+from glrmask_cli.terminal_dwa import NO_OUTCOME, TerminalDWA, build_terminal_dwa, spell_out_closes
 from glrmask_cli.vocab.registry import load_vocabulary
 from glrmask_runtime.tables import SHIFT, LRTables
 
@@ -107,7 +107,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.tokenizer:
         vocab = load_vocabulary(args.tokenizer)
         began = time.perf_counter()
-        tdwa = build_terminal_dwa(lexer, vocab.token_bytes, vocab.special_ids, vocab.eos_ids)
+        tdwa = spell_out_closes(build_terminal_dwa(lexer, vocab.token_bytes, vocab.special_ids, vocab.eos_ids),
+                                lexer)
         print(f"  x {args.tokenizer}: {outcome_census(tdwa)}, terminal DWA {time.perf_counter() - began:.1f} s")
 
 

@@ -34,7 +34,7 @@ from glrmask_cli.parser_dwa.layout import AUTO_ORDER, Layout, ParserDWABuild, bu
 from glrmask_cli.parser_dwa.rows import RowPool, build_rows
 from glrmask_cli.parser_dwa.splice import index_effects
 from glrmask_cli.progress import NO_PROGRESS, Progress
-from glrmask_cli.terminal_dwa import TerminalDWA, build_terminal_dwa
+from glrmask_cli.terminal_dwa import TerminalDWA, build_terminal_dwa, spell_out_closes
 from glrmask_cli.vocab.registry import load_vocabulary
 from glrmask_cli.vocab.vocabulary import Vocabulary
 from glrmask_runtime.artifact import ARTIFACT_KIND
@@ -147,14 +147,13 @@ def _parser_dwa(stages: _Stages, layout: Layout, lexer: LexerTables, effects: tu
     layout that stays within max_nfa_nodes_auto / max_dwa_states_auto (the last one within
     max_nfa_nodes / max_dwa_states, which also cap the earlier tries)."""
     tried = AUTO_ORDER if layout == "auto" else (layout,)
-    tdwas: dict[bool, TerminalDWA] = {}
+    with stages.stage("terminal DWA"):
+        deferred = build_terminal_dwa(lexer, vocab.token_bytes, vocab.special_ids, vocab.eos_ids, progress)
+        spelled = spell_out_closes(deferred, lexer) if not all(map(closes_at_runtime, tried)) else None
     index = None
     for name in tried:
-        closing = closes_at_runtime(name)
-        if closing not in tdwas:
-            with stages.stage("terminal DWA"):
-                tdwas[closing] = build_terminal_dwa(lexer, vocab.token_bytes, vocab.special_ids, vocab.eos_ids,
-                                                    closing, progress)
+        tdwa = deferred if closes_at_runtime(name) else spelled
+        assert tdwa is not None
         last = name == tried[-1]
         with stages.stage("parser DWA"):
             progress.note(f"layout {name}")
@@ -162,7 +161,7 @@ def _parser_dwa(stages: _Stages, layout: Layout, lexer: LexerTables, effects: tu
                 index = index_effects(effects)     # once, not per layout or group
             try:
                 return build_parser_dwa(
-                    name, tdwas[closing], lexer, effects, lr,
+                    name, tdwa, lexer, effects, lr,
                     max_nfa_nodes=limits.max_nfa_nodes if last else min(limits.max_nfa_nodes_auto,
                                                                          limits.max_nfa_nodes),
                     max_dwa_states=limits.max_dwa_states if last else min(limits.max_dwa_states_auto,

@@ -8,10 +8,13 @@ the open lexeme at end of output, then END".
 Policy: tokens are first grouped into classes whose bytes map to the same lexer byte classes (they
 behave identically from every state); the scan then runs over classes, vectorized with numpy one byte
 column at a time. Closed lexemes whose terminals are all %ignore'd are left out of the sequence.
-With `close_at_runtime`, a token whose first byte cannot extend the open lexeme gets no outcome:
-it closes that lexeme as the terminal set `class_close[q, c]` and is then a token from START, which
-the runtime decides by closing the lexeme on the real stack (most outcomes of deep grammars are of
-this kind: every punctuation token after every complete lexeme).
+`build_terminal_dwa` scans from every lexer state only the classes whose first byte extends the open
+lexeme: a token whose first byte cannot extend it gets no outcome but `class_close[q, c]`, the terminal
+set it closes that lexeme as, after which it is a token from START (the runtime layouts decide it so,
+by closing the lexeme on the real stack; most outcomes of deep grammars are of this kind: every
+punctuation token after every complete lexeme). `spell_out_closes` gives those tokens their outcomes
+from START's, with the closed lexeme prepended, for the layout that leaves nothing to the runtime: one
+scan serves every layout.
 """
 
 from __future__ import annotations
@@ -169,10 +172,9 @@ def _scan_from(lexer: LexerTables, state: int, matrix: np.ndarray, active: np.nd
 
 
 def build_terminal_dwa(lexer: LexerTables, token_bytes: Sequence[bytes], special_ids: frozenset[int],
-                       eos_ids: Sequence[int], close_at_runtime: bool = False,
-                       progress: Progress = NO_PROGRESS) -> TerminalDWA:
-    """Compute every (lexer state, token) outcome; see the module docstring. `progress` counts the
-    lexer states scanned."""
+                       eos_ids: Sequence[int], progress: Progress = NO_PROGRESS) -> TerminalDWA:
+    """Compute every (lexer state, token) outcome, closes deferred (see the module docstring).
+    `progress` counts the lexer states scanned."""
     never = np.zeros(len(token_bytes), dtype=bool)
     never[sorted(special_ids - set(eos_ids))] = True
     never |= np.fromiter((len(b) == 0 for b in token_bytes), dtype=bool, count=len(token_bytes))
@@ -180,10 +182,7 @@ def build_terminal_dwa(lexer: LexerTables, token_bytes: Sequence[bytes], special
     class_of_token, representatives = token_classes(lexer, token_bytes, never, eos_ids)
     n_classes = len(representatives)
 
-    ignored = set(int(t) for t in lexer.ignored)
-    ignored_only = np.array([bool(lexer.term_set(i)) and set(lexer.term_set(i)) <= ignored
-                             for i in range(lexer.n_term_sets)], dtype=bool)
-    trie = _TrieBuilder(lexer.n_term_sets, ignored_only)
+    trie = _TrieBuilder(lexer.n_term_sets, _ignored_only(lexer))
     matrix, order, active = _padded(representatives)
 
     outcome_index: dict[tuple[int, int], int] = {}
@@ -193,7 +192,7 @@ def build_terminal_dwa(lexer: LexerTables, token_bytes: Sequence[bytes], special
     ticker = Ticker(progress, lexer.n_states - 1, "lexer states")
     for state in range(1, lexer.n_states):
         scanned = np.ones(n_classes, dtype=bool)          # rows of `matrix` (sorted by length)
-        if close_at_runtime and state != START:
+        if state != START:
             closes = lexer.transitions[state, first] == DEAD
             class_close[state, order[closes]] = lexer.close_sets[state, first[closes]]
             scanned = ~closes
@@ -219,6 +218,85 @@ def build_terminal_dwa(lexer: LexerTables, token_bytes: Sequence[bytes], special
         n_classes=n_classes,
         class_close=class_close,
     )
+
+
+def spell_out_closes(tdwa: TerminalDWA, lexer: LexerTables) -> TerminalDWA:
+    """The Terminal DWA with nothing left to the runtime: a token deferred at q (class_close[q, c] = T)
+    closes the open lexeme as T and then does from START what it does there, so its outcome is START's
+    with the lexeme T prepended (left out if T's terminals are all %ignore'd). Existing trie nodes and
+    outcomes keep their ids; new ones follow (a node still after its parent)."""
+    ignored_only = _ignored_only(lexer)
+    parent, term_set = tdwa.trie_parent.tolist(), tdwa.trie_set.tolist()
+    child = {(p, t): node for node, (p, t) in enumerate(zip(parent, term_set)) if node}
+    prepended: dict[tuple[int, int], int] = {}
+
+    def extend(node: int, set_id: int) -> int:
+        found = child.get((node, set_id))
+        if found is None:
+            found = child[(node, set_id)] = len(parent)
+            parent.append(node)
+            term_set.append(set_id)
+        return found
+
+    def prepend(first: int, node: int) -> int:
+        """The trie node of (first,) + the lexemes of `node`."""
+        if ignored_only[first]:
+            return node
+        found = prepended.get((first, node))
+        if found is None:
+            found = extend(0, first) if node == 0 else extend(prepend(first, parent[node]), term_set[node])
+            prepended[(first, node)] = found
+        return found
+
+    outcomes = list(tdwa.outcomes)
+    index = {(o.node, o.final): i for i, o in enumerate(outcomes)}
+    start_row = tdwa.class_outcome[START]
+    class_outcome = tdwa.class_outcome.copy()
+    close_rows, row_of_state = _distinct_rows(tdwa.class_close)
+    deferred = (close_rows != 0) & (start_row != NO_OUTCOME)[None, :]
+    keys = close_rows.astype(np.int64) * len(tdwa.outcomes) + start_row[None, :]   # (closed as, START outcome)
+    pairs = np.unique(keys[deferred])
+    spelled = np.empty(len(pairs), dtype=np.int32)
+    for i, key in enumerate(pairs.tolist()):
+        first, start_outcome = divmod(key, len(tdwa.outcomes))
+        o = outcomes[start_outcome]
+        pair = (prepend(first, o.node), o.final)
+        found = index.get(pair)
+        if found is None:
+            found = index[pair] = len(outcomes)
+            outcomes.append(Outcome(*pair))
+        spelled[i] = found
+    for r in range(len(close_rows)):
+        columns = np.flatnonzero(deferred[r])
+        if len(columns):
+            states = np.flatnonzero(row_of_state == r)
+            class_outcome[np.ix_(states, columns)] = spelled[np.searchsorted(pairs, keys[r, columns])]
+    return TerminalDWA(
+        trie_parent=np.asarray(parent, dtype=np.int32),
+        trie_set=np.asarray(term_set, dtype=np.int32),
+        outcomes=tuple(outcomes),
+        class_of_token=tdwa.class_of_token,
+        class_outcome=class_outcome,
+        n_classes=tdwa.n_classes,
+        class_close=np.zeros_like(tdwa.class_close),
+    )
+
+
+def _distinct_rows(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the distinct rows in order of first occurrence, each row's index among them); by hashing the
+    rows' bytes (np.unique(axis=0) sorts them, far slower on wide tables)."""
+    index: dict[bytes, int] = {}
+    of_row = np.fromiter((index.setdefault(row.tobytes(), len(index)) for row in table), dtype=np.int64,
+                         count=len(table))
+    _, first = np.unique(of_row, return_index=True)
+    return table[first], of_row
+
+
+def _ignored_only(lexer: LexerTables) -> np.ndarray:
+    """Per term-set id: all its terminals are %ignore'd (such closed lexemes are left out)."""
+    ignored = set(int(t) for t in lexer.ignored)
+    return np.array([bool(lexer.term_set(i)) and set(lexer.term_set(i)) <= ignored
+                     for i in range(lexer.n_term_sets)], dtype=bool)
 
 
 def _active_of(active: np.ndarray, kept: np.ndarray) -> np.ndarray:

@@ -78,6 +78,28 @@ class _Subsets:
         moves = self.moves[state]
         return moves.labels, np.asarray(self.targets[state], dtype=np.int64)[moves.target_of]
 
+    def successors(self, state: int) -> list[int]:
+        default = [self.default[state]] if self.default[state] != NO_STATE else []
+        return list(dict.fromkeys(self.targets[state] + default))
+
+
+@dataclass
+class _Explicit:
+    """An automaton with its edges listed: per state, explicit labels (sorted) and their targets,
+    the default edge and the cumulative outcomes."""
+
+    labels: list[np.ndarray]
+    targets: list[np.ndarray]
+    default: list[int]
+    outcomes: list[int]
+
+    def edges(self, state: int) -> tuple[np.ndarray, np.ndarray]:
+        return self.labels[state], self.targets[state]
+
+    def successors(self, state: int) -> list[int]:
+        default = [self.default[state]] if self.default[state] != NO_STATE else []
+        return list(dict.fromkeys(self.targets[state].tolist() + default))
+
 
 @dataclass(frozen=True)
 class _Moves:
@@ -207,18 +229,26 @@ class StatePool:
     def add_group(self, nfa: ReadNFA, max_states: int = MAX_DWA_STATES) -> Part:
         """Determinize one group's read NFA into the pool, hashing its states bottom-up. LimitExceeded
         past `max_states` subsets (the pool is then unchanged)."""
-        subsets = _subsets(nfa, max_states)
-        default = subsets.default
-        order = _topological_order(
-            lambda s: list(dict.fromkeys(subsets.targets[s] + ([default[s]] if default[s] != NO_STATE else []))),
-            (0,))
+        return self._add(_subsets(nfa, max_states))
+
+    def add_union(self, roots: Sequence[int], max_states: int = MAX_DWA_STATES) -> Part:
+        """One automaton whose walk gives what the walks from all of `roots` (states of this pool) give
+        together, the union of their cumulative outcomes: the automaton of those groups' outcomes
+        taken as one group, built from their minimized states instead of splicing and determinizing
+        again. LimitExceeded past `max_states` states (the pool is then unchanged)."""
+        return self._add(_union(self, roots, max_states))
+
+    def _add(self, automaton: "_Subsets | _Explicit") -> Part:
+        """Hash an automaton's states into the pool bottom-up (state 0 its root)."""
+        default = automaton.default
+        order = _topological_order(automaton.successors, (0,))
         canon = np.full(len(default), NO_STATE, dtype=np.int64)
         for state in reversed(order):    # targets before the states that point to them
             dflt = int(canon[default[state]]) if default[state] != NO_STATE else NO_STATE
-            labels, targets = subsets.edges(state)
+            labels, targets = automaton.edges(state)
             targets = canon[targets]
             kept = targets != dflt
-            outcome = self._outcomes.setdefault(subsets.outcomes[state], subsets.outcomes[state])
+            outcome = self._outcomes.setdefault(automaton.outcomes[state], automaton.outcomes[state])
             signature = (outcome, dflt, np.stack((labels[kept], targets[kept]), axis=1).tobytes())
             cls = self._index.setdefault(signature, len(self.signatures))
             if cls == len(self.signatures):
@@ -239,6 +269,71 @@ class StatePool:
                         for cls in order)
         outcomes = tuple(self.signatures[cls][0] for cls in order)
         return ParserDWA(edges, default, outcomes, tuple(new_id[root] for root in roots))
+
+
+def _union(pool: StatePool, roots: Sequence[int], max_states: int) -> _Explicit:
+    """The walks from `roots` in step. A state is (the pool states still walking, the outcomes of
+    those that stopped, less what the walking ones carry: cumulative sets only grow along a walk);
+    its outcomes are both together, and a label on which every walk stops stops this one too."""
+    edges_of: dict[int, tuple[dict[int, int], int, int]] = {}
+
+    def component(cls: int) -> tuple[dict[int, int], int, int]:
+        found = edges_of.get(cls)
+        if found is None:
+            outcome, default, _ = pool.signatures[cls]
+            found = edges_of[cls] = (dict(map(tuple, pool._edges(cls))), default, outcome)
+        return found
+
+    def carried(live: tuple[int, ...]) -> int:
+        union = 0
+        for cls in live:
+            union |= component(cls)[2]
+        return union
+
+    result = _Explicit([], [], [], [])
+    start = tuple(sorted(set(roots)))
+    keys = [(start, 0)]
+    index = {keys[0]: 0}
+
+    def target(live: list[int], stopped: int) -> int:
+        if not live:
+            return NO_STATE
+        walking = tuple(sorted(set(live)))
+        key = (walking, stopped & ~carried(walking))
+        state = index.get(key)
+        if state is None:
+            state = index[key] = len(keys)
+            keys.append(key)
+            if len(keys) > max_states:
+                raise LimitExceeded("max_dwa_states", max_states, "parser DWA union",
+                                    "the groups' automata walked together are too large")
+        return state
+
+    def step(live: tuple[int, ...], stopped: int, label: int | None) -> int:
+        moved, more = [], stopped
+        for cls in live:
+            edges, default, outcome = component(cls)
+            nxt = default if label is None else edges.get(label, default)
+            if nxt == NO_STATE:
+                more |= outcome
+            else:
+                moved.append(nxt)
+        return target(moved, more)
+
+    head = 0
+    while head < len(keys):
+        live, stopped = keys[head]
+        head += 1
+        labels = sorted({label for cls in live for label in component(cls)[0]})
+        targets = [step(live, stopped, label) for label in labels]
+        # every walk stops on a label only where every default stops too (a walk with a default
+        # continues on every label): such labels are left to the default
+        kept = [i for i, t in enumerate(targets) if t != NO_STATE]
+        result.labels.append(np.asarray([labels[i] for i in kept], dtype=np.int64))
+        result.targets.append(np.asarray([targets[i] for i in kept], dtype=np.int64))
+        result.default.append(step(live, stopped, None))
+        result.outcomes.append(stopped | carried(live))
+    return result
 
 
 def _targets(edges: list[list[int]], default: int) -> list[int]:

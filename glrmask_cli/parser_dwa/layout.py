@@ -70,7 +70,7 @@ def build_parser_dwa(layout: Layout, tdwa: TerminalDWA, lexer: LexerTables, effe
     if layout == "grouped":
         ticker = Ticker(progress, 0, "groups")
         groups, parts = _grouped(tdwa, group_dwa, ticker, pool)
-        groups, parts = _merge_small(tdwa, groups, parts, group_dwa, max_merged_states)
+        groups, parts = _merge_small(groups, parts, pool, max_merged_states)
     else:
         ticker = Ticker(progress, 1, "groups")
         groups = whole(tdwa)
@@ -94,11 +94,12 @@ def _group_builder(pool: StatePool, term_sets: list[tuple[int, ...]], effects: S
     return group_dwa
 
 
-def _merge_small(tdwa: TerminalDWA, groups: list[Group], parts: list[Part], group_dwa,
+def _merge_small(groups: list[Group], parts: list[Part], pool: StatePool,
                  max_merged_states: int) -> tuple[list[Group], list[Part]]:
     """Fewer walks per mask: the smallest groups, `max_merged_states` states together at most, become one
-    group if its automaton stays within twice their total (they mostly read the stack in step;
-    python eval_input x gpt2: the 52 smallest of 65 groups, 20,420 states apart, 10,051 together)."""
+    group if its automaton (their automata walked in step, `StatePool.add_union`) stays within twice
+    their total (they mostly read the stack in step; python eval_input x gpt2: the 52 smallest of 65
+    groups, 20,420 states apart, 10,051 together)."""
     order = sorted(range(len(groups)), key=lambda i: (parts[i].n_states, i))
     chosen, total = [], 0
     for i in order:
@@ -111,7 +112,7 @@ def _merge_small(tdwa: TerminalDWA, groups: list[Group], parts: list[Part], grou
     union = Group(frozenset().union(*(groups[i].subtrees for i in chosen)),
                   frozenset().union(*(groups[i].exact for i in chosen)))
     try:
-        merged = group_dwa(tdwa, union, 2 * total)
+        merged = pool.add_union([parts[i].root for i in chosen], 2 * total)
     except LimitExceeded:
         return groups, parts
     rest = [i for i in range(len(groups)) if i not in set(chosen)]

@@ -48,7 +48,7 @@ class _Splicer:
         self.nfa = ReadNFA()
         self.accept = [self.nfa.add_node(1 << o) for o in range(len(tdwa.outcomes))]
         self.index: dict[tuple, int] = {("at", 0, ()): self.nfa.start}
-        self._edge_lookup: dict[tuple[int, int, int], dict[tuple[int, ...], dict[tuple[int, ...], list]]] = {}
+        self._edge_lookup: dict[tuple[int, int], tuple[int, dict[int, list]]] = {}   # matching_edges
         self._tops: dict[tuple[int, ...], tuple[tuple[int, ...], frozenset[int]]] = {}
         self.todo: list[tuple] = [("at", 0, ())]
 
@@ -172,23 +172,37 @@ class _Splicer:
         old stack (read top first: label i meets written[left - 1 - i]; ANY meets anything), found by
         lookup rather than by trying every edge (a goto branches over hundreds of states). Order:
         edges without reads, then those reading ANY first, then the others, each in graph order."""
-        edges = self.graphs[terminal].edges[graph_node]
-        cap = min(left, max((len(labels) for labels, _ in edges), default=0))
-        key = (terminal, graph_node, cap)
-        groups = self._edge_lookup.get(key)
+        lookup = self._edge_lookup.get((terminal, graph_node))
+        if lookup is None:
+            edges = self.graphs[terminal].edges[graph_node]
+            lookup = self._edge_lookup[(terminal, graph_node)] = (max((len(e[0]) for e in edges), default=0), {})
+        longest, by_cap = lookup
+        cap = min(left, longest)
+        groups = by_cap.get(cap)
         if groups is None:
-            groups = self._edge_lookup[key] = {}
-            for i, (labels, _) in enumerate(edges):
-                rank = 0 if not labels else 1 if labels[0] == ANY else 2
-                positions = tuple(p for p, label in enumerate(labels[:cap]) if label != ANY)
-                by_values = groups.setdefault(positions, {})
-                by_values.setdefault(tuple(labels[p] for p in positions), []).append((rank, i))
-        found: list[tuple[int, int]] = []
-        for positions, by_values in groups.items():
-            found.extend(by_values.get(tuple(written[left - 1 - p] for p in positions), ()))
-        if len(groups) > 1:
-            found.sort()
-        return [edges[i] for _, i in found]
+            groups = by_cap[cap] = self._edge_groups(terminal, graph_node, cap)
+        hits = []
+        for positions, by_values in groups:
+            hit = by_values.get(tuple(written[left - 1 - p] for p in positions))
+            if hit is not None:
+                hits.append(hit)
+        if len(hits) == 1:
+            return hits[0][1]
+        order = sorted((key, edge) for keys, edges in hits for key, edge in zip(keys, edges))
+        return [edge for _, edge in order]
+
+    def _edge_groups(self, terminal: int, graph_node: int, cap: int) -> list:
+        """The edges by which of their first `cap` reads are concrete (not ANY) and by those states:
+        [(positions, {states: ([(rank, index)], [edge])})], each list in the order matching_edges gives."""
+        groups: dict[tuple[int, ...], dict[tuple[int, ...], list]] = {}
+        for i, edge in enumerate(self.graphs[terminal].edges[graph_node]):
+            labels = edge[0]
+            rank = 0 if not labels else 1 if labels[0] == ANY else 2
+            positions = tuple(p for p, label in enumerate(labels[:cap]) if label != ANY)
+            groups.setdefault(positions, {}).setdefault(tuple(labels[p] for p in positions), []).append(((rank, i), edge))
+        return [(positions, {states: ([key for key, _ in sorted(found)], [edge for _, edge in sorted(found)])
+                             for states, found in by_values.items()})
+                for positions, by_values in groups.items()]
 
     @functools.cached_property
     def next_nodes(self) -> dict[tuple[int, int], tuple[int, ...]]:
