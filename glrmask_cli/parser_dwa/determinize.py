@@ -281,7 +281,7 @@ def _union(pool: StatePool, roots: Sequence[int], max_states: int) -> _Explicit:
         found = edges_of.get(cls)
         if found is None:
             outcome, default, _ = pool.signatures[cls]
-            found = edges_of[cls] = (dict(map(tuple, pool._edges(cls))), default, outcome)
+            found = edges_of[cls] = ({label: target for label, target in pool._edges(cls)}, default, outcome)
         return found
 
     def carried(live: tuple[int, ...]) -> int:

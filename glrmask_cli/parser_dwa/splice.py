@@ -199,7 +199,8 @@ class _Splicer:
             labels = edge[0]
             rank = 0 if not labels else 1 if labels[0] == ANY else 2
             positions = tuple(p for p, label in enumerate(labels[:cap]) if label != ANY)
-            groups.setdefault(positions, {}).setdefault(tuple(labels[p] for p in positions), []).append(((rank, i), edge))
+            states = tuple(labels[p] for p in positions)
+            groups.setdefault(positions, {}).setdefault(states, []).append(((rank, i), edge))
         return [(positions, {states: ([key for key, _ in sorted(found)], [edge for _, edge in sorted(found)])
                              for states, found in by_values.items()})
                 for positions, by_values in groups.items()]
