@@ -144,16 +144,22 @@ def compile_grammar(grammar_path: str | os.PathLike, *, tokenizer: str | Vocabul
 def _parser_dwa(stages: _Stages, layout: Layout, lexer: LexerTables, effects: tuple[EffectGraph, ...],
                 lr: LRTables, vocab: Vocabulary, limits: BuildLimits, progress: Progress) -> ParserDWABuild:
     """The Terminal DWA and the Parser DWA of `layout`; "auto" tries AUTO_ORDER and takes the first
-    layout that stays within max_nfa_nodes_auto / max_dwa_states_auto (the last one within
-    max_nfa_nodes / max_dwa_states, which also cap the earlier tries)."""
+    layout that stays within max_outcomes_auto / max_nfa_nodes_auto / max_dwa_states_auto (the last
+    one within max_nfa_nodes / max_dwa_states, which also cap the earlier tries)."""
     tried = AUTO_ORDER if layout == "auto" else (layout,)
     with stages.stage("terminal DWA"):
         deferred = build_terminal_dwa(lexer, vocab.token_bytes, vocab.special_ids, vocab.eos_ids, progress)
-        spelled = spell_out_closes(deferred, lexer) if not all(map(closes_at_runtime, tried)) else None
+        spelled = None
+        if not closes_at_runtime(tried[0]):      # only "one" spells out the closes, and it comes first
+            try:
+                spelled = spell_out_closes(deferred, lexer, None if len(tried) == 1 else limits.max_outcomes_auto)
+            except LimitExceeded:
+                progress.note(f"layout {tried[0]}: max_outcomes_auto reached, trying the next layout")
     index = None
     for name in tried:
         tdwa = deferred if closes_at_runtime(name) else spelled
-        assert tdwa is not None
+        if tdwa is None:
+            continue
         last = name == tried[-1]
         with stages.stage("parser DWA"):
             progress.note(f"layout {name}")

@@ -56,6 +56,7 @@ class _Explorer:
         lhs, length = tables.rule_lhs.tolist(), tables.rule_len.tolist()
         offsets, actions = tables.action_offsets.tolist(), tables.actions.tolist()
         self.cells: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
+        self.states_with_action: list[list[int]] = [[] for _ in range(self.n_t)]   # per terminal, ascending
         for state in range(tables.n_states):
             for t in range(self.n_t):
                 i = state * self.n_t + t
@@ -65,6 +66,7 @@ class _Explorer:
                     decoded.append((kind, lhs[arg], length[arg]) if kind == REDUCE else (kind, arg, 0))
                 if decoded:
                     self.cells[(state, t)] = decoded
+                    self.states_with_action[t].append(state)
         self.goto = tables.goto.tolist()
         self.states_with_goto: list[list[int]] = [
             [p for p in range(tables.n_states) if self.goto[p][nt] >= 0] for nt in range(tables.goto.shape[1])
@@ -179,7 +181,7 @@ def _graph_of(explorer: _Explorer, t: int, max_nodes: int, shared: dict) -> Effe
             finals.append([])
         return index[key]
 
-    roots = tuple((p, node_of((p,), 0, ())) for p in sorted(s for s, term in explorer.cells if term == t))
+    roots = tuple((p, node_of((p,), 0, ())) for p in explorer.states_with_action[t])
     done = 0
     while done < len(configs):
         reads, popped, writes = configs[done]

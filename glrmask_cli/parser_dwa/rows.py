@@ -16,7 +16,7 @@ import numpy as np
 
 from glrmask_cli.parser_dwa.determinize import ParserDWA
 from glrmask_cli.progress import NO_PROGRESS, Progress, Ticker
-from glrmask_cli.terminal_dwa import TerminalDWA
+from glrmask_cli.terminal_dwa import NO_OUTCOME, TerminalDWA
 
 
 @dataclass(frozen=True, eq=False)
@@ -27,7 +27,7 @@ class RowPool:
     q_accepts: np.ndarray  # int32: accept ids with a non-empty row at q, sorted
     q_rows: np.ndarray     # int32: their rows
     close_offsets: np.ndarray  # int32 (n_lexer_states + 1,): q's runtime closes are [close_offsets[q], ...[q+1])
-    close_sets: np.ndarray     # int32: term set the open lexeme closes as (terminal_dwa class_close)
+    close_sets: np.ndarray     # int32: term set the open lexeme closes as (TerminalDWA.close_row)
     close_rows: np.ndarray     # int32: the tokens that close it so (their first byte cannot extend it)
 
 
@@ -43,16 +43,6 @@ def _outcome_members(bitset: int, n_outcomes: int) -> np.ndarray:
     return members
 
 
-def _bitset(outcome_ids: np.ndarray) -> int:
-    """Outcome ids (NO_OUTCOME ignored) -> bitset int."""
-    ids = outcome_ids[outcome_ids >= 0]
-    if not len(ids):
-        return 0
-    bits = np.zeros(int(ids.max()) + 1, dtype=bool)
-    bits[ids] = True
-    return int.from_bytes(np.packbits(bits, bitorder="little").tobytes(), "little")
-
-
 def _pack_tokens(allowed: np.ndarray) -> np.ndarray:
     """Bool per token -> uint32 words, bit v % 32 of word v // 32."""
     n_words = words_per_row(len(allowed))
@@ -60,6 +50,20 @@ def _pack_tokens(allowed: np.ndarray) -> np.ndarray:
     bits = np.packbits(allowed, bitorder="little")
     packed[:len(bits)] = bits
     return packed.view("<u4")
+
+
+def _rows_by_position(position: np.ndarray, n_positions: int, vocab_size: int, chunk: int = 256) -> np.ndarray:
+    """Packed token rows, one per position: the tokens whose `position` is that one (-1: none);
+    built `chunk` positions at a time (a bool matrix of chunk x vocabulary)."""
+    rows = np.zeros((n_positions, words_per_row(vocab_size)), dtype="<u4")
+    width = words_per_row(vocab_size) * 32
+    for lo in range(0, n_positions, chunk):
+        hi = min(lo + chunk, n_positions)
+        tokens = np.flatnonzero((position >= lo) & (position < hi))
+        one_hot = np.zeros((hi - lo, width), dtype=bool)
+        one_hot[position[tokens] - lo, tokens] = True
+        rows[lo:hi] = np.packbits(one_hot, axis=1, bitorder="little").view("<u4")
+    return rows
 
 
 def build_rows(dwa: ParserDWA, tdwa: TerminalDWA, progress: Progress = NO_PROGRESS) -> RowPool:
@@ -72,9 +76,10 @@ def build_rows(dwa: ParserDWA, tdwa: TerminalDWA, progress: Progress = NO_PROGRE
     token_rows: list[np.ndarray] = []
     vocab_size = len(tdwa.class_of_token)
 
-    def token_row_id(class_row: np.ndarray) -> int:
-        allowed = class_row[tdwa.class_of_token]
-        packed = _pack_tokens(allowed)
+    def token_row_id(allowed: np.ndarray) -> int:
+        return packed_row_id(_pack_tokens(allowed))
+
+    def packed_row_id(packed: np.ndarray) -> int:
         key = packed.tobytes()
         row = row_index.get(key)
         if row is None:
@@ -82,23 +87,38 @@ def build_rows(dwa: ParserDWA, tdwa: TerminalDWA, progress: Progress = NO_PROGRE
             token_rows.append(packed)
         return row
 
-    token_row_id(np.zeros(class_outcome.shape[1], dtype=bool))   # row 0: nothing allowed
+    token_row_id(np.zeros(vocab_size, dtype=bool))   # row 0: nothing allowed
     accept_ids: dict[int, int] = {}
     accept_of = np.fromiter((accept_ids.setdefault(o, len(accept_ids)) for o in dwa.outcomes), dtype=np.int32,
                             count=dwa.n_states)
-    # The row of (set, q) depends only on which of the outcomes present at q are in the set.
-    by_key: dict[tuple[int, int], int] = {}
+    # each accept id's outcomes, concatenated: those of accept a are member_outcomes[starts[a]:ends[a]]
+    members = [np.flatnonzero(_outcome_members(bitset, n_outcomes)[:n_outcomes]) for bitset in accept_ids]
+    member_ends = np.cumsum([len(m) for m in members], dtype=np.int64)
+    member_starts = member_ends - [len(m) for m in members]
+    member_outcomes = np.concatenate(members) if members else np.zeros(0, dtype=np.int64)
+    # The row of (set, q) depends only on which of the outcomes present at q are in the set: the OR
+    # of those outcomes' token rows at q.
+    by_key: dict[tuple[int, bytes], int] = {}
     q_offsets, q_accepts, q_rows = [0], [], []
     ticker = Ticker(progress, n_lexer_states, "lexer states")
     for q in range(n_lexer_states):
-        present = _bitset(np.unique(class_outcome[q]))
-        for bitset, accept in accept_ids.items():
-            key = (q, bitset & present)
-            if not key[1]:
-                continue
+        shifted = class_outcome[q][tdwa.class_of_token].astype(np.int64) - NO_OUTCOME   # 0: no outcome
+        present = np.bincount(shifted, minlength=n_outcomes + 1)[1:] > 0
+        present_ids = np.flatnonzero(present)
+        position = np.full(n_outcomes + 1, -1, dtype=np.int64)     # outcome + 1 -> its row below
+        position[present_ids + 1] = np.arange(len(present_ids))
+        by_outcome = _rows_by_position(position[shifted], len(present_ids), vocab_size)
+        position = position[1:]
+        inside = present[member_outcomes]
+        seen = np.concatenate([[0], np.cumsum(inside)])
+        for accept in np.flatnonzero(seen[member_ends] - seen[member_starts]).tolist():
+            start, end = int(member_starts[accept]), int(member_ends[accept])
+            outcomes_here = member_outcomes[start:end][inside[start:end]]
+            key = (q, outcomes_here.tobytes())
             row = by_key.get(key)
             if row is None:
-                row = by_key[key] = token_row_id(_outcome_members(key[1], n_outcomes)[class_outcome[q]])
+                words = np.bitwise_or.reduce(by_outcome[position[outcomes_here]], axis=0)
+                row = by_key[key] = packed_row_id(words)
             q_accepts.append(accept)
             q_rows.append(row)
         q_offsets.append(len(q_rows))
@@ -107,10 +127,10 @@ def build_rows(dwa: ParserDWA, tdwa: TerminalDWA, progress: Progress = NO_PROGRE
     ticker.note(f"{len(token_rows):,} rows")
     close_offsets, close_sets, close_rows = [0], [], []
     for q in range(n_lexer_states):
-        closes = tdwa.class_close[q]
+        closes = tdwa.close_row(q)
         for term_set in np.unique(closes[closes != 0]).tolist():
             close_sets.append(term_set)
-            close_rows.append(token_row_id(closes == term_set))
+            close_rows.append(token_row_id((closes == term_set)[tdwa.class_of_token]))
         close_offsets.append(len(close_rows))
     rows = np.stack(token_rows) if token_rows else np.zeros((1, words_per_row(vocab_size)), dtype="<u4")
     i32 = lambda values: np.asarray(values, dtype=np.int32)  # noqa: E731

@@ -46,7 +46,10 @@ class _Splicer:
         self.ignored, self.end_terminal, self.group, self.max_nodes = ignored, end_terminal, group, max_nodes
         self.bounds, self.roots_by_top = index.bounds, index.roots_by_top
         self.nfa = ReadNFA()
-        self.accept = [self.nfa.add_node(1 << o) for o in range(len(tdwa.outcomes))]
+        if len(tdwa.outcomes) + 1 > max_nodes:     # one acceptance node per outcome, and the start
+            raise LimitExceeded("max_nfa_nodes", max_nodes, "parser DWA splice",
+                                f"{len(tdwa.outcomes):,} token outcomes need as many nodes; see docs/ARCHITECTURE.md")
+        self.accept: dict[int, int] = {}     # outcome id -> its acceptance node, made when first reached
         self.index: dict[tuple, int] = {("at", 0, ()): self.nfa.start}
         self._edge_lookup: dict[tuple[int, int], tuple[int, dict[int, list]]] = {}   # matching_edges
         self._tops: dict[tuple[int, ...], tuple[tuple[int, ...], frozenset[int]]] = {}
@@ -94,7 +97,9 @@ class _Splicer:
         """Accept the outcome where its open lexeme's terminal (or END) has an action on the top state."""
         final = self.tdwa.outcomes[outcome_id].final
         finals = (self.end_terminal,) if final == FINAL_END else self.term_sets[final]
-        accept = self.accept[outcome_id]
+        accept = self.accept.get(outcome_id)
+        if accept is None:
+            accept = self.accept[outcome_id] = self.nfa.add_node(1 << outcome_id)
         if self.ignored.intersection(finals):
             self.nfa.add_epsilon(source, accept)
         elif written:

@@ -58,7 +58,7 @@ def test_outcomes_equal_the_scanner(setup):
         expected = _expected(scanner, ignored_only, state, data)
         c = int(deferred.class_of_token[token])
         for tdwa in (deferred, spelled):
-            close = int(tdwa.class_close[state, c])
+            close = int(tdwa.close_row(state)[c])
             if close:
                 assert tdwa is deferred and state != START
                 assert lexer.transitions[state, data[0]] == DEAD and close == lexer.close_sets[state, data[0]]
@@ -91,4 +91,4 @@ def test_spelled_out_keeps_the_deferred_ids(setup):
     n = len(deferred.trie_parent)
     assert (spelled.trie_parent[:n] == deferred.trie_parent).all()
     assert all(spelled.trie_parent[node] < node for node in range(1, len(spelled.trie_parent)))
-    assert not spelled.class_close.any() and len(spelled.outcomes) > len(deferred.outcomes)
+    assert not spelled.state_close.any() and len(spelled.outcomes) > len(deferred.outcomes)
