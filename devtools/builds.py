@@ -16,6 +16,7 @@ from pathlib import Path
 
 import glrmask_runtime
 from devtools.data import REPO_ROOT, lark_grammars_dir
+from glrmask_cli.limits import DEFAULTS, BuildLimits
 from glrmask_cli.pipeline import Compiled, build_artifact
 from glrmask_cli.vocab.registry import load_vocabulary
 from glrmask_cli.vocab.vocabulary import Vocabulary
@@ -45,9 +46,11 @@ def vocabulary(spec: str) -> Vocabulary:
 
 @functools.lru_cache(maxsize=None)
 def built(grammar: str | os.PathLike, tokenizer: str = "gpt2", start: str | None = None,
-          layout: str = "auto") -> Built:
+          layout: str = "auto", limits: BuildLimits = DEFAULTS) -> Built:
+    """The grammar built and loaded, once per argument set (the limits are part of the key)."""
     vocab = vocabulary(tokenizer)
-    tag = hashlib.sha256(str(Path(grammar).resolve()).encode()).hexdigest()[:8]   # same stem, other file
+    # same stem, other file or other limits: another artifact
+    tag = hashlib.sha256(f"{Path(grammar).resolve()}\0{limits!r}".encode()).hexdigest()[:8]
     out = _OUT / f"{Path(grammar).stem}-{tag}-{start or 'start'}-{Path(tokenizer).name}-{layout}.glrm"
-    result = build_artifact(grammar, out, tokenizer=vocab, start=start, layout=layout)
+    result = build_artifact(grammar, out, tokenizer=vocab, start=start, layout=layout, limits=limits)
     return Built(glrmask_runtime.load(out), vocab, result.compiled, out)

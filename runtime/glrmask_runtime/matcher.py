@@ -45,7 +45,7 @@ class Matcher:
     machine (the artifact file must be at the same path there). The replay costs one commit per step.
     """
 
-    __slots__ = ("_art", "_state", "_finished", "_history", "_cached", "_replayable")
+    __slots__ = ("_art", "_state", "_finished", "_history", "_cached", "_replayable", "_walked_last")
 
     def __init__(self, artifact: Artifact, state: ParseState | None = None) -> None:
         self._art = artifact
@@ -55,6 +55,7 @@ class Matcher:
         self._history: list[tuple[ParseState, bool, int | bytes]] = []
         self._cached: tuple[ParseState, int | np.ndarray] | None = None   # the last state's mask
         self._replayable = state is None   # starts at the grammar's start: pickles as its commits
+        self._walked_last: _Walked | None = None
 
     def __reduce__(self) -> tuple[object, ...]:
         if not self._replayable:
@@ -64,14 +65,13 @@ class Matcher:
 
     # ----- masks -------------------------------------------------------------------------------
 
-    def _row_ids(self, lexer_state: int, stacks: tuple[GSSNode, ...]) -> list[int]:
-        """The pool rows whose union is the DWA's mask at `lexer_state` on `stacks`."""
+    def _walk(self, stacks: tuple[GSSNode, ...]) -> list[int]:
+        """The accept ids of the DWA states where the walks down `stacks` end (any lexer state)."""
         art = self._art
-        row_map, accept_of = art.row_maps[lexer_state], art.accept_of
-        edges, default, roots_of = art.dwa_edges, art.dwa_default, art.dwa_roots
+        accept_of, edges, default, roots_of = art.accept_of, art.dwa_edges, art.dwa_default, art.dwa_roots
         if len(stacks) != 1:
-            return _dag_rows(_Rows(row_map, accept_of), edges, default,
-                             [(node, root) for node in stacks for root in roots_of[node.state]])
+            return _dag_accepts(accept_of, edges, default,
+                                [(node, root) for node in stacks for root in roots_of[node.state]])
         top = stacks[0]
         found: list[int] = []
         for d in roots_of[top.state]:     # one walk per group; a linear stack needs no bookkeeping
@@ -84,13 +84,21 @@ class Matcher:
                 parents = node.parents
                 if len(parents) != 1:
                     if parents:   # a merged GSS node: finish with the general walk
-                        found += _dag_rows(_Rows(row_map, accept_of), edges, default, [(p, d) for p in parents])
+                        found += _dag_accepts(accept_of, edges, default, [(p, d) for p in parents])
                         d = -1
                     break
                 node = parents[0]
             if d >= 0:
-                found.append(row_map.get(accept_of[d], 0))
+                found.append(accept_of[d])
         return found
+
+    def _walked(self, stacks: tuple[GSSNode, ...]) -> _Walked:
+        """The walks' results on `stacks`, kept while the stacks stay the same object (a token that
+        closes no lexeme changes only the lexer state: most steps on code grammars)."""
+        walked = self._walked_last
+        if walked is None or walked.stacks is not stacks:
+            walked = self._walked_last = _Walked(stacks, self._walk(stacks))
+        return walked
 
     def _mask(self) -> int | np.ndarray:
         """The current mask: a pool row id, or the packed words of a mask computed for this step.
@@ -104,21 +112,34 @@ class Matcher:
         cached = self._cached
         if cached is not None and cached[0] is state:     # mask() then commit() on one state
             return cached[1]
-        row_ids = self._row_ids(state.lexer_state, state.stacks)
+        walked = self._walked(state.stacks)
+        row_map = art.row_maps[state.lexer_state]
+        row_ids = [row_map.get(accept, 0) for accept in walked.accepts]
         closes = art.closes[state.lexer_state]
         mask: int | np.ndarray
         if not closes and len(row_ids) == 1:
             mask = row_ids[0]
         else:
             pool = art.rows
-            mask = np.bitwise_or.reduce(pool[row_ids], axis=0)
+            mask = np.bitwise_or.reduce(pool[row_ids], axis=0) if row_ids else np.zeros_like(pool[0])
             for set_id, closing_tokens in closes:
-                stacks = art.recognizer.close_lexeme(state.stacks, set_id)
-                if stacks:
-                    after = np.bitwise_or.reduce(pool[self._row_ids(START, stacks)], axis=0)
+                after = walked.after_close.get(set_id)
+                if after is None:
+                    after = walked.after_close[set_id] = self._after_close(state.stacks, set_id)
+                if after is not _NOTHING:
                     mask |= pool[closing_tokens] & after
         self._cached = (state, mask)
         return mask
+
+    def _after_close(self, stacks: tuple[GSSNode, ...], set_id: int) -> np.ndarray:
+        """The DWA's mask from START on the stacks after closing a lexeme as `set_id`."""
+        art = self._art
+        closed = art.recognizer.close_lexeme(stacks, set_id)
+        if not closed:
+            return _NOTHING
+        row_map = art.row_maps[START]
+        after: np.ndarray = np.bitwise_or.reduce(art.rows[[row_map.get(a, 0) for a in self._walk(closed)]], axis=0)
+        return after
 
     def fill_bitmask(self, bitmask: np.ndarray, index: int = 0) -> None:
         """Write the allowed tokens into row `index` of an int32 (batch, ceil(vocab/32)) bitmask.
@@ -266,21 +287,24 @@ def _as_index(what: str, value: object) -> int:
     raise TypeError(f"{what} must be an int or a numpy integer, got {type(value).__name__} {value!r}")
 
 
-class _Rows:
-    """The row of a DWA state at the current lexer state: row_map[accept id of the state], else 0."""
+class _Walked:
+    """What the mask needs from one set of stacks whatever the lexer state: the accept ids where the
+    walks end, and per closing term set the mask from START after closing the lexeme so (filled as
+    asked)."""
 
-    __slots__ = ("row_map", "accept_of")
+    __slots__ = ("stacks", "accepts", "after_close")
 
-    def __init__(self, row_map: dict[int, int], accept_of: AcceptIds) -> None:
-        self.row_map, self.accept_of = row_map, accept_of
-
-    def of(self, state: int) -> int:
-        return self.row_map.get(self.accept_of[state], 0)
+    def __init__(self, stacks: tuple[GSSNode, ...], accepts: list[int]) -> None:
+        self.stacks, self.accepts = stacks, accepts
+        self.after_close: dict[int, np.ndarray] = {}
 
 
-def _dag_rows(rows: _Rows, edges: dict[int, dict[int, int]], default: list[int],
-              start: list[tuple[GSSNode, int]]) -> list[int]:
-    """Walk every path of a graph-structured stack; the rows of the states where walks end."""
+_NOTHING = np.zeros(0, dtype="<u4")   # after_close of a lexeme no stack can take
+
+
+def _dag_accepts(accept_of: AcceptIds, edges: dict[int, dict[int, int]], default: list[int],
+                 start: list[tuple[GSSNode, int]]) -> list[int]:
+    """Walk every path of a graph-structured stack; the accept ids of the states where walks end."""
     found: set[int] = set()
     seen: set[tuple[int, int]] = set()
     todo = list(start)
@@ -292,12 +316,10 @@ def _dag_rows(rows: _Rows, edges: dict[int, dict[int, int]], default: list[int],
         seen.add(key)
         nxt = edges[d].get(node.state, default[d])
         if nxt == _NO_STATE:
-            found.add(rows.of(d))
+            found.add(accept_of[d])
             continue
         if not node.parents:
-            found.add(rows.of(nxt))
+            found.add(accept_of[nxt])
             continue
         todo.extend((parent, nxt) for parent in node.parents)
-    if len(found) > 1:
-        found.discard(0)     # the empty row adds nothing to a union
     return sorted(found)

@@ -7,12 +7,10 @@ their edge and row dicts lazily, with the same masks."""
 from __future__ import annotations
 
 import collections
-import functools
 
 import numpy as np
 import pytest
 
-import devtools.builds
 import glrmask_runtime
 import glrmask_runtime.artifact
 from devtools.brute_force import sampled_states
@@ -22,7 +20,9 @@ from devtools.documents import csv_documents, json_documents, lark_documents
 from glrmask_cli.limits import BuildLimits
 from tests.support.masks import assert_masks_equal
 
-APART = BuildLimits(max_merged_states=0)     # no group is merged back
+# No group is merged back (small grammars would merge all of them back into one): these tests are
+# about several groups. test_small_groups_are_merged_back_into_one checks the merge.
+APART = BuildLimits(max_merged_states=0)
 
 CASES = {
     "json": (JSON_GRAMMAR, json_documents),
@@ -31,18 +31,10 @@ CASES = {
 }
 
 
-@pytest.fixture(autouse=True)
-def _no_merging(monkeypatch):
-    """Keep every group apart (small grammars would merge all of them back into one): these tests
-    are about several groups (the builds below pass APART too). test_small_groups_are_merged_back_into_one
-    checks the merge."""
-    from glrmask_cli import pipeline
-    monkeypatch.setattr(devtools.builds, "build_artifact", functools.partial(pipeline.build_artifact, limits=APART))
-
-
 def grouped(name: str, layout: str = "grouped") -> Built:
     grammar, _ = CASES[name]
-    return built(corpus_path(grammar) if isinstance(grammar, str) else grammar, "small-gpt2", layout=layout)
+    return built(corpus_path(grammar) if isinstance(grammar, str) else grammar, "small-gpt2", layout=layout,
+                 limits=APART)
 
 
 @pytest.mark.parametrize("layout", ["runtime-close", "grouped"])
