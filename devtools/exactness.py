@@ -33,7 +33,7 @@ from pathlib import Path
 
 from lark import Lark
 
-from devtools import keyword_grammar, llguidance_oracle
+from devtools import code_documents, keyword_grammar, llguidance_oracle
 from devtools.brute_force import TokenTrie, brute_force_mask, random_walk, sampled_states
 from devtools.builds import JSON_GRAMMAR, LARK_GRAMMARS, REPO_ROOT, built
 from devtools.data import (
@@ -47,7 +47,14 @@ from devtools.data import (
 )
 from devtools.documents import csv_documents, maskbench_instances, suite_documents
 from devtools.lark_judge import lark_parses, lexemes_parse
-from devtools.peer_grammar import ESCAPED_STRING_PEER, SQL_STRING_PEER, inline_common_imports, strip_priorities
+from devtools.peer_grammar import (
+    ESCAPED_STRING_PEER,
+    GO_STRING_PEER,
+    JAVA_PEER,
+    SQL_STRING_PEER,
+    inline_common_imports,
+    strip_priorities,
+)
 from devtools.stress import STRESS, stdlib_expressions, stress_sentences
 from devtools.unsupported import UNSUPPORTED, build_outcome
 from glrmask_cli.grammar import load_grammar_text
@@ -139,6 +146,12 @@ CASES = [
     # ambiguity="explicit", start="latex_string")
     GrammarCase("latex", sympy_latex_grammar, lambda: _latex_strings(),
                 {"parser": "earley", "lexer": "auto", "ambiguity": "explicit"}, start="latex_string"),
+    # syncode/parsers/__init__.py create_base_parser: Lark(grammar, parser="lalr", lexer="basic"); documents:
+    # Go standard-library functions and OpenJDK files that parser accepts (devtools/code_documents.py)
+    GrammarCase("go", lambda: syncode_grammar("go.lark"), lambda: code_documents.go_documents(40),
+                {"parser": "lalr", "lexer": "basic"}, peer_rewrites=GO_STRING_PEER),
+    GrammarCase("java", lambda: syncode_grammar("java.lark"), lambda: code_documents.java_documents(20),
+                {"parser": "lalr", "lexer": "basic"}, peer_rewrites=JAVA_PEER),
     # devtools/keyword_grammar.py: 100 keywords, each also an IDENT lexeme (keyword/identifier ties); its
     # sentences, judged by lark with its standard (global) lexer, as GLRMask scans
     GrammarCase("keywords100", lambda: keyword_grammar.grammar_file(100),
