@@ -84,7 +84,7 @@ def _bisimulation(rows: list[list[tuple[int, int]]], goto: np.ndarray) -> np.nda
 
 
 def outcome_census(tdwa: TerminalDWA) -> OutcomeCensus:
-    outcome = tdwa.class_outcome[:, :tdwa.n_classes]
+    outcome = np.stack([tdwa.outcome_row(q)[:tdwa.n_classes] for q in range(tdwa.n_lexer_states)])
     live = outcome != NO_OUTCOME
     node_of = np.array([o.node for o in tdwa.outcomes] + [0])
     single = live & (node_of[outcome] == 0)

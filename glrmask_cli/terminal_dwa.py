@@ -46,9 +46,12 @@ class TerminalDWA:
     are term set trie_set[n]; node 0 is the empty sequence.
     class_of_token[v]: the token's class; `n_classes` is the EOS class and `n_classes + 1` the class
     of tokens that are never allowed (special tokens other than EOS, empty tokens).
-    class_outcome[q, c]: outcome id (index into `outcomes`) or NO_OUTCOME, shape
-    (n_lexer_states, n_classes + 2).
-    Classes are numbered by first byte, then longest first.
+    Classes are numbered by first byte, then longest first, so each first byte's classes are one
+    block: block k is classes block_starts[k]..block_starts[k+1]-1. `outcome_row(q)[c]`: outcome id
+    (index into `outcomes`) of class c at lexer state q, or NO_OUTCOME; stored factored, since a
+    token whose first byte extends q's lexeme depends on q only through the state that byte reaches:
+    block_rows[k][block_pick[q, k]] is block k's part of q's row (block_rows[k][0]: no outcome), and
+    eos_outcome[q] the EOS class's (lexer states x classes would be 2 GB at 3,000 keywords).
     class_first[c]: the first byte of class c's tokens; 256 for the EOS and never classes.
     state_close[q, b]: term-set id the open lexeme of q closes as when byte b cannot extend it (a
     token starting with b is then decided from START at run time), else 0 (column 256: 0); all 0
@@ -59,10 +62,22 @@ class TerminalDWA:
     trie_set: np.ndarray
     outcomes: tuple[Outcome, ...]
     class_of_token: np.ndarray
-    class_outcome: np.ndarray
     n_classes: int
     class_first: np.ndarray
     state_close: np.ndarray
+    block_starts: np.ndarray
+    block_rows: tuple[np.ndarray, ...]
+    block_pick: np.ndarray
+    eos_outcome: np.ndarray
+
+    @property
+    def n_lexer_states(self) -> int:
+        return len(self.eos_outcome)
+
+    def outcome_row(self, q: int) -> np.ndarray:
+        """Every class's outcome id at lexer state q (EOS and never classes last), or NO_OUTCOME."""
+        parts = [rows[pick] for rows, pick in zip(self.block_rows, self.block_pick[q].tolist())]
+        return np.concatenate(parts + [np.array([self.eos_outcome[q], NO_OUTCOME], dtype=np.int32)])
 
     @property
     def eos_class(self) -> int:
@@ -235,25 +250,26 @@ def build_terminal_dwa(lexer: LexerTables, token_bytes: Sequence[bytes], special
 
     trie = _TrieBuilder(lexer.n_term_sets, _ignored_only(lexer))
     outcome_index: dict[tuple[int, int], int] = {}
-    class_outcome = np.full((lexer.n_states, n_classes + 2), NO_OUTCOME, dtype=np.int32)
     blocks = _first_byte_blocks(representatives)
+    block_rows = []
+    block_pick = np.zeros((lexer.n_states, len(blocks)), dtype=np.int32)
     ticker = Ticker(progress, len(blocks), "first bytes")
-    for block in blocks:
+    for k, block in enumerate(blocks):
         after = lexer.transitions[:, block.byte].astype(np.int64)
         after[DEAD] = DEAD
         reached = np.unique(after[after != DEAD])
-        found = np.full((len(reached) + 1, block.hi - block.lo), NO_OUTCOME, dtype=np.int32)   # last: dead
+        found = np.full((len(reached) + 1, block.hi - block.lo), NO_OUTCOME, dtype=np.int32)   # 0: dead
         for i, state in enumerate(reached.tolist()):
             nodes, ends = _scan_from(lexer, state, block.rest, block.active, trie)
             finals = lexer.viable_sets[ends]
             alive = (ends != DEAD) & (finals != 0)
-            found[i, alive] = _intern_outcomes(outcome_index, nodes[alive], finals[alive])
-        pick = np.where(after != DEAD, np.searchsorted(reached, after), len(reached))
-        pick[DEAD] = len(reached)
-        class_outcome[:, block.lo:block.hi] = found[pick]
+            found[i + 1, alive] = _intern_outcomes(outcome_index, nodes[alive], finals[alive])
+        block_pick[:, k] = np.where(after != DEAD, np.searchsorted(reached, after) + 1, 0)
+        block_rows.append(found)
         ticker.advance()
+    eos_outcome = np.full(lexer.n_states, NO_OUTCOME, dtype=np.int32)
     for state in range(1, lexer.n_states):
-        class_outcome[state, n_classes] = _eos_outcome(lexer, state, trie, outcome_index)
+        eos_outcome[state] = _eos_outcome(lexer, state, trie, outcome_index)
     ticker.close()
     ticker.note(f"{len(outcome_index):,} outcomes")
 
@@ -263,10 +279,13 @@ def build_terminal_dwa(lexer: LexerTables, token_bytes: Sequence[bytes], special
         trie_set=np.asarray(trie.term_set, dtype=np.int32),
         outcomes=outcomes,
         class_of_token=class_of_token,
-        class_outcome=class_outcome,
         n_classes=n_classes,
         class_first=np.asarray([data[0] for data in representatives] + [256, 256], dtype=np.int64),
         state_close=_state_close(lexer),
+        block_starts=np.asarray([b.lo for b in blocks] + [n_classes], dtype=np.int64),
+        block_rows=tuple(block_rows),
+        block_pick=block_pick,
+        eos_outcome=eos_outcome,
     )
 
 
@@ -311,19 +330,24 @@ def spell_out_closes(tdwa: TerminalDWA, lexer: LexerTables, max_outcomes: int | 
 
     outcomes = list(tdwa.outcomes)
     index = {(o.node, o.final): i for i, o in enumerate(outcomes)}
-    start_row = tdwa.class_outcome[START]
-    close_rows, row_of_state = _distinct_rows(tdwa.state_close)
     base = len(tdwa.outcomes)
-    per_row = []          # per distinct close row: (deferred columns, their (closed as, START outcome) keys)
-    for closes in close_rows:
-        by_class = closes[tdwa.class_first]
-        columns = np.flatnonzero((by_class != 0) & (start_row != NO_OUTCOME))
-        per_row.append((columns, by_class[columns].astype(np.int64) * base + start_row[columns]))
-    pairs = np.unique(np.concatenate([keys for _, keys in per_row])) if per_row else np.zeros(0, np.int64)
+    plans = []      # per block with deferred tokens: (block, states, their close set's index, keys)
+    for k, lo in enumerate(tdwa.block_starts[:-1].tolist()):
+        closes = tdwa.state_close[:, int(tdwa.class_first[lo])]
+        states = np.flatnonzero((tdwa.block_pick[:, k] == 0) & (closes != 0))
+        if not len(states):
+            continue
+        close_sets, which = np.unique(closes[states], return_inverse=True)
+        start_row = tdwa.block_rows[k][tdwa.block_pick[START, k]]
+        keys = np.where(start_row != NO_OUTCOME,            # (closed as, START outcome), -1: none
+                        close_sets[:, None].astype(np.int64) * base + start_row[None, :], -1)
+        plans.append((k, states, which.reshape(-1), keys))
+    pairs = np.unique(np.concatenate([keys[keys >= 0] for *_, keys in plans])) if plans else np.zeros(0, np.int64)
     if max_outcomes is not None and len(outcomes) + len(pairs) > max_outcomes:
         raise LimitExceeded("max_outcomes_auto", max_outcomes, "terminal DWA",
                             f"spelling out the closes gives up to {len(outcomes) + len(pairs):,} token outcomes")
-    spelled = np.empty(len(pairs), dtype=np.int32)
+    spelled = np.empty(len(pairs) + 1, dtype=np.int32)
+    spelled[-1] = NO_OUTCOME                     # the key -1 finds this entry
     for i, key in enumerate(pairs.tolist()):
         first, start_outcome = divmod(key, base)
         o = outcomes[start_outcome]
@@ -333,31 +357,25 @@ def spell_out_closes(tdwa: TerminalDWA, lexer: LexerTables, max_outcomes: int | 
             found = index[pair] = len(outcomes)
             outcomes.append(Outcome(*pair))
         spelled[i] = found
-    class_outcome = tdwa.class_outcome.copy()
-    for r, (columns, keys) in enumerate(per_row):
-        if len(columns):
-            states = np.flatnonzero(row_of_state == r)
-            class_outcome[np.ix_(states, columns)] = spelled[np.searchsorted(pairs, keys)]
+    block_rows = list(tdwa.block_rows)
+    block_pick = tdwa.block_pick.copy()
+    for k, states, which, keys in plans:
+        new_rows = spelled[np.where(keys >= 0, np.searchsorted(pairs, keys), len(pairs))]
+        block_pick[states, k] = len(block_rows[k]) + which
+        block_rows[k] = np.concatenate([block_rows[k], new_rows.astype(np.int32)])
     return TerminalDWA(
         trie_parent=np.asarray(parent, dtype=np.int32),
         trie_set=np.asarray(term_set, dtype=np.int32),
         outcomes=tuple(outcomes),
         class_of_token=tdwa.class_of_token,
-        class_outcome=class_outcome,
         n_classes=tdwa.n_classes,
         class_first=tdwa.class_first,
         state_close=np.zeros_like(tdwa.state_close),
+        block_starts=tdwa.block_starts,
+        block_rows=tuple(block_rows),
+        block_pick=block_pick,
+        eos_outcome=tdwa.eos_outcome,
     )
-
-
-def _distinct_rows(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(the distinct rows in order of first occurrence, each row's index among them); by hashing the
-    rows' bytes (np.unique(axis=0) sorts them, far slower on wide tables)."""
-    index: dict[bytes, int] = {}
-    of_row = np.fromiter((index.setdefault(row.tobytes(), len(index)) for row in table), dtype=np.int64,
-                         count=len(table))
-    _, first = np.unique(of_row, return_index=True)
-    return table[first], of_row
 
 
 def _ignored_only(lexer: LexerTables) -> np.ndarray:

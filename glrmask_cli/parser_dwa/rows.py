@@ -70,8 +70,7 @@ def build_rows(dwa: ParserDWA, tdwa: TerminalDWA, progress: Progress = NO_PROGRE
     """Compute R[d][q] for every DWA state and lexer state, deduplicated; `progress` counts lexer
     states."""
     n_outcomes = len(tdwa.outcomes)
-    class_outcome = tdwa.class_outcome          # (n_lexer_states, n_classes + 2), -1 = none
-    n_lexer_states = class_outcome.shape[0]
+    n_lexer_states = tdwa.n_lexer_states
     row_index: dict[bytes, int] = {}
     token_rows: list[np.ndarray] = []
     vocab_size = len(tdwa.class_of_token)
@@ -102,7 +101,7 @@ def build_rows(dwa: ParserDWA, tdwa: TerminalDWA, progress: Progress = NO_PROGRE
     q_offsets, q_accepts, q_rows = [0], [], []
     ticker = Ticker(progress, n_lexer_states, "lexer states")
     for q in range(n_lexer_states):
-        shifted = class_outcome[q][tdwa.class_of_token].astype(np.int64) - NO_OUTCOME   # 0: no outcome
+        shifted = tdwa.outcome_row(q)[tdwa.class_of_token].astype(np.int64) - NO_OUTCOME   # 0: no outcome
         present = np.bincount(shifted, minlength=n_outcomes + 1)[1:] > 0
         present_ids = np.flatnonzero(present)
         position = np.full(n_outcomes + 1, -1, dtype=np.int64)     # outcome + 1 -> its row below

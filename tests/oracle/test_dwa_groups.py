@@ -106,7 +106,7 @@ def _deeper_tokens_allowed(tdwa, states) -> collections.Counter:
         q = matcher._state.lexer_state
         classes = tdwa.class_of_token[np.flatnonzero(matcher.mask())]
         outcomes = np.where(tdwa.close_row(q)[classes] != 0,      # decided from START at run time
-                            tdwa.class_outcome[START, classes], tdwa.class_outcome[q, classes])
+                            tdwa.outcome_row(START)[classes], tdwa.outcome_row(q)[classes])
         for o in outcomes[outcomes != NO_OUTCOME].tolist():
             node = tdwa.outcomes[o].node
             if node and tdwa.trie_parent[node]:

@@ -81,9 +81,9 @@ def make_tdwa(path_list):
         outcome = Outcome(node, FINAL_END if final < 0 else final)
         if outcome not in outcomes:
             outcomes.append(outcome)
-    empty = np.zeros((0, 0), dtype=np.int32)
-    return TerminalDWA(np.array(parent), np.array(tset), tuple(outcomes), np.zeros(0, np.int32), empty, 0,
-                       np.zeros(2, np.int64), np.zeros((0, 257), np.int32))
+    return TerminalDWA(np.array(parent), np.array(tset), tuple(outcomes), np.zeros(0, np.int32), 0,
+                       np.zeros(2, np.int64), np.zeros((0, 257), np.int32), np.zeros(1, np.int64), (),
+                       np.zeros((0, 0), np.int32), np.zeros(0, np.int32))
 
 
 def simulate(tdwa, outcome, by_terminal, stack):

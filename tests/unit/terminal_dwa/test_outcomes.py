@@ -64,7 +64,7 @@ def test_outcomes_equal_the_scanner(setup):
                 assert lexer.transitions[state, data[0]] == DEAD and close == lexer.close_sets[state, data[0]]
                 deferred_seen += 1
                 continue
-            o = int(tdwa.class_outcome[state, c])
+            o = int(tdwa.outcome_row(state)[c])
             got = None if o == NO_OUTCOME else (tdwa.lexeme_sequence(tdwa.outcomes[o].node), tdwa.outcomes[o].final)
             assert got == expected, (state, data)
             checked += 1
@@ -75,7 +75,7 @@ def test_eos_outcomes_agree(setup):
     lexer, _, deferred, spelled = setup
     for tdwa in (deferred, spelled):
         for state in range(1, lexer.n_states):
-            o = int(tdwa.class_outcome[state, tdwa.eos_class])
+            o = int(tdwa.outcome_row(state)[tdwa.eos_class])
             closes = int(lexer.close_sets[state, 256])
             if state != START and not closes:
                 assert o == NO_OUTCOME
