@@ -14,6 +14,8 @@ import enum
 from collections.abc import Iterator, Sequence
 from typing import Final, Literal
 
+import numpy as np
+
 from glrmask_runtime.tables import ACCEPT, REDUCE, SHIFT, LRTables, unpack_action
 
 
@@ -45,29 +47,24 @@ class GLRParser:
     def __init__(self, tables: LRTables) -> None:
         self.n_terminals = int(tables.n_terminals)
         self.end = self.n_terminals - 1
-        rule_lhs = tables.rule_lhs.tolist()
-        rule_len = tables.rule_len.tolist()
-        offsets = tables.action_offsets.tolist()
-        actions = tables.actions.tolist()
-        # cell index (state * n_terminals + terminal) -> (shift targets, (nonterminal, length)..., accept)
-        self._cells: dict[int, tuple[tuple[int, ...], tuple[tuple[int, int], ...], bool]] = {}
-        for i in range(len(offsets) - 1):
-            lo, hi = offsets[i], offsets[i + 1]
-            if lo == hi:
-                continue
-            shifts, reduces, accept = [], [], False
-            for packed in actions[lo:hi]:
-                kind, arg = unpack_action(packed)
-                if kind == SHIFT:
-                    shifts.append(arg)
-                elif kind == REDUCE:
-                    reduces.append((rule_lhs[arg], rule_len[arg]))
-                elif kind == ACCEPT:
-                    accept = True
-            self._cells[i] = (tuple(shifts), tuple(reduces), accept)
-        self._goto: list[dict[int, int]] = [
-            {nt: target for nt, target in enumerate(row) if target >= 0} for row in tables.goto.tolist()
-        ]
+        # cell index (state * n_terminals + terminal) -> (shift targets, (nonterminal, length)..., accept).
+        # Most cells hold one action: those share one tuple per distinct action (sql.lark: 87k actions in
+        # 1M cells, decoded in a few ms); cells with a conflict are decoded one by one.
+        offsets = np.asarray(tables.action_offsets, dtype=np.int64)
+        actions = np.asarray(tables.actions, dtype=np.int64).tolist()
+        counts = np.diff(offsets)
+        lhs, length = tables.rule_lhs.tolist(), tables.rule_len.tolist()
+        single = np.flatnonzero(counts == 1)
+        distinct, which = np.unique(np.asarray(tables.actions, dtype=np.int64)[offsets[single]], return_inverse=True)
+        shared = [_decode_cell([a], lhs, length) for a in distinct.tolist()]
+        self._cells: dict[int, tuple[tuple[int, ...], tuple[tuple[int, int], ...], bool]] = dict(
+            zip(single.tolist(), [shared[k] for k in which.reshape(-1).tolist()]))
+        for cell in np.flatnonzero(counts > 1).tolist():
+            self._cells[cell] = _decode_cell(actions[offsets[cell]:offsets[cell + 1]], lhs, length)
+        # goto rows as dicts, made when a reduction first exposes the state (sql.lark: 12,596 rows of
+        # 200+ nonterminals; building them all took most of a load)
+        self._goto_table = np.asarray(tables.goto)
+        self._goto: list[dict[int, int] | None] = [None] * self._goto_table.shape[0]
         self._bottom = (GSSNode(0, ()),)
 
     # ---- public API -----------------------------------------------------------------------------
@@ -154,7 +151,16 @@ class GLRParser:
                 if len(parents) != 1:
                     return _FALLBACK
                 exposed = parents[0]
-            node = GSSNode(goto[exposed.state][nt], (exposed,))
+            row = goto[exposed.state]
+            if row is None:
+                row = self._goto_row(exposed.state)
+            node = GSSNode(row[nt], (exposed,))
+
+    def _goto_row(self, state: int) -> dict[int, int]:
+        found = self._goto_table[state]
+        (columns,) = np.nonzero(found >= 0)
+        row = self._goto[state] = dict(zip(columns.tolist(), found[columns].tolist()))
+        return row
 
     def _reduce_all(self, stacks: tuple[GSSNode, ...], t: int) -> dict[int, _Entry]:
         """Unfreeze the tops into entries (one per state) and run every reduction on lookahead t."""
@@ -177,7 +183,10 @@ class GLRParser:
                 continue
             for nt, length in cell[1]:
                 for exposed in _nodes_below(parent, length - 1):
-                    target = goto[exposed.state][nt]
+                    row = goto[exposed.state]
+                    if row is None:
+                        row = self._goto_row(exposed.state)
+                    target = row[nt]
                     entry = entries.get(target)
                     if entry is None:
                         entry = entries[target] = _Entry(None)
@@ -185,6 +194,21 @@ class GLRParser:
                         entry.origin = None
                         work.append((target, exposed))
         return entries
+
+
+def _decode_cell(packed: list[int], lhs: list[int], length: list[int]) -> tuple[tuple[int, ...],
+                                                                             tuple[tuple[int, int], ...], bool]:
+    """A cell's packed actions as (shift targets, (nonterminal, length) per reduction, accept)."""
+    shifts, reduces, accept = [], [], False
+    for action in packed:
+        kind, arg = unpack_action(action)
+        if kind == SHIFT:
+            shifts.append(arg)
+        elif kind == REDUCE:
+            reduces.append((lhs[arg], length[arg]))
+        elif kind == ACCEPT:
+            accept = True
+    return tuple(shifts), tuple(reduces), accept
 
 
 class _Entry:
