@@ -12,7 +12,7 @@ into a `StatePool` that every group of a layout shares.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Callable, Hashable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -119,23 +119,15 @@ def _subsets(nfa: ReadNFA, max_states: int = MAX_DWA_STATES) -> _Subsets:
     (latex.lark x o200k: 12k subsets in 100k states), so its moves are taken once per subset."""
     closure = _Closures(nfa)
     root = closure.of([nfa.start])
-    key_of_root = (root, closure.accepted(root))
-    index = {key_of_root: 0}
-    keys = [key_of_root]
+    states = _Numbering((root, closure.accepted(root)), max_states, "parser DWA determinization",
+                        "the exact Parser DWA of this grammar is too large (known for deep "
+                        "operator-precedence grammars, see docs/ARCHITECTURE.md 'Known limits')")
+    keys = states.keys
     result = _Subsets([], [], [], [])
     moves: dict[frozenset[int], _Moves] = {}
 
     def target(subset: frozenset[int], cumulative: int) -> int:
-        key = (subset, cumulative)
-        state = index.get(key)
-        if state is None:
-            state = index[key] = len(keys)
-            keys.append(key)
-            if len(keys) > max_states:
-                raise LimitExceeded("max_dwa_states", max_states, "parser DWA determinization",
-                                    "the exact Parser DWA of this grammar is too large (known for deep "
-                                    "operator-precedence grammars, see docs/ARCHITECTURE.md 'Known limits')")
-        return state
+        return states.of((subset, cumulative))
 
     head = 0
     while head < len(keys):
@@ -150,6 +142,25 @@ def _subsets(nfa: ReadNFA, max_states: int = MAX_DWA_STATES) -> _Subsets:
                               if step.otherwise is not None else NO_STATE)
     result.outcomes = [acc for _, acc in keys]
     return result
+
+
+class _Numbering:
+    """The states of a construction, numbered in the order first seen (the first one 0), with limit
+    max_dwa_states on their count."""
+
+    def __init__(self, first: Hashable, max_states: int, stage: str, why: str) -> None:
+        self.keys: list = [first]
+        self._index = {first: 0}
+        self._max, self._stage, self._why = max_states, stage, why
+
+    def of(self, key: Hashable) -> int:
+        state = self._index.get(key)
+        if state is None:
+            state = self._index[key] = len(self.keys)
+            self.keys.append(key)
+            if len(self.keys) > self._max:
+                raise LimitExceeded("max_dwa_states", self._max, self._stage, self._why)
+        return state
 
 
 def _moves(nfa: ReadNFA, closure: "_Closures", members: frozenset[int]) -> _Moves:
@@ -291,23 +302,15 @@ def _union(pool: StatePool, roots: Sequence[int], max_states: int) -> _Explicit:
         return union
 
     result = _Explicit([], [], [], [])
-    start = tuple(sorted(set(roots)))
-    keys = [(start, 0)]
-    index = {keys[0]: 0}
+    states = _Numbering((tuple(sorted(set(roots))), 0), max_states, "parser DWA union",
+                        "the groups' automata walked together are too large")
+    keys = states.keys
 
     def target(live: list[int], stopped: int) -> int:
         if not live:
             return NO_STATE
         walking = tuple(sorted(set(live)))
-        key = (walking, stopped & ~carried(walking))
-        state = index.get(key)
-        if state is None:
-            state = index[key] = len(keys)
-            keys.append(key)
-            if len(keys) > max_states:
-                raise LimitExceeded("max_dwa_states", max_states, "parser DWA union",
-                                    "the groups' automata walked together are too large")
-        return state
+        return states.of((walking, stopped & ~carried(walking)))
 
     def step(live: tuple[int, ...], stopped: int, label: int | None) -> int:
         moved, more = [], stopped
