@@ -25,7 +25,7 @@ from glrmask_cli.limits import DEFAULTS
 from glrmask_cli.parser.stack_effects import EffectGraph
 from glrmask_cli.parser_dwa.determinize import ParserDWA, Part, StatePool
 from glrmask_cli.parser_dwa.groups import Group, by_first_lexeme, split, walk_roots, whole
-from glrmask_cli.parser_dwa.splice import EffectIndex, build_read_nfa, index_effects
+from glrmask_cli.parser_dwa.splice import EffectIndex, TrieIndex, build_read_nfa, index_effects, index_trie
 from glrmask_cli.progress import NO_PROGRESS, Progress, Ticker
 from glrmask_cli.terminal_dwa import TerminalDWA
 from glrmask_runtime.tables import LexerTables, LRTables
@@ -65,7 +65,8 @@ def build_parser_dwa(layout: Layout, tdwa: TerminalDWA, lexer: LexerTables, effe
     has_action = (np.diff(lr.action_offsets) > 0).reshape(lr.n_states, lr.n_terminals)
     index = index if index is not None else index_effects(effects)
     pool = StatePool()      # the groups' states, shared; one automaton at the end
-    group_dwa = _group_builder(pool, term_sets, effects, has_action, ignored, lr.end_terminal, index,
+    trie = index_trie(tdwa, term_sets, ignored, index)
+    group_dwa = _group_builder(pool, term_sets, effects, has_action, ignored, lr.end_terminal, index, trie,
                                max_nfa_nodes, max_dwa_states)
     if layout == "grouped":
         ticker = Ticker(progress, 0, "groups")
@@ -84,13 +85,13 @@ def build_parser_dwa(layout: Layout, tdwa: TerminalDWA, lexer: LexerTables, effe
 
 
 def _group_builder(pool: StatePool, term_sets: list[tuple[int, ...]], effects: Sequence[EffectGraph],
-                   has_action: np.ndarray, ignored: frozenset[int], end_terminal: int,
-                   index: EffectIndex, max_nfa_nodes: int, max_dwa_states: int) -> Callable[..., Part]:
+                   has_action: np.ndarray, ignored: frozenset[int], end_terminal: int, index: EffectIndex,
+                   trie: TrieIndex, max_nfa_nodes: int, max_dwa_states: int) -> Callable[..., Part]:
     """`group_dwa(tdwa, group, max_states=max_dwa_states)`: one group's read NFA (at most
     `max_nfa_nodes` nodes), determinized into `pool`."""
     def group_dwa(tdwa: TerminalDWA, group: Group, max_states: int = max_dwa_states) -> Part:
         return pool.add_group(build_read_nfa(tdwa, term_sets, effects, has_action, ignored, end_terminal,
-                                             group, max_nfa_nodes, index), max_states)
+                                             group, max_nfa_nodes, index, trie), max_states)
     return group_dwa
 
 

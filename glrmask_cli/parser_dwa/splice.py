@@ -41,10 +41,12 @@ class _Splicer:
 
     def __init__(self, tdwa: TerminalDWA, term_sets: list[tuple[int, ...]], graphs: Sequence[EffectGraph],
                  has_action: np.ndarray, ignored: frozenset[int], end_terminal: int, group: Group,
-                 max_nodes: int, index: EffectIndex):
+                 max_nodes: int, index: EffectIndex, trie: TrieIndex):
         self.tdwa, self.term_sets, self.graphs, self.has_action = tdwa, term_sets, graphs, has_action
         self.ignored, self.end_terminal, self.group, self.max_nodes = ignored, end_terminal, group, max_nodes
-        self.bounds, self.roots_by_top = index.bounds, index.roots_by_top
+        self.roots_by_top = index.roots_by_top
+        self.next_nodes, self.terminals_after = trie.next_nodes, trie.terminals_after
+        self.outcomes_at, self.reach = trie.outcomes_at, trie.reach
         self.nfa = ReadNFA()
         if len(tdwa.outcomes) + 1 > max_nodes:     # one acceptance node per outcome, and the start
             raise LimitExceeded("max_nfa_nodes", max_nodes, "parser DWA splice",
@@ -211,24 +213,6 @@ class _Splicer:
                 for positions, by_values in groups.items()]
 
     @functools.cached_property
-    def next_nodes(self) -> dict[tuple[int, int], tuple[int, ...]]:
-        """(trie node, terminal) -> the children whose closed lexeme can be that terminal."""
-        found: dict[tuple[int, int], list[int]] = {}
-        for child in range(1, len(self.tdwa.trie_parent)):
-            parent = int(self.tdwa.trie_parent[child])
-            for terminal in self.term_sets[int(self.tdwa.trie_set[child])]:
-                found.setdefault((parent, terminal), []).append(child)
-        return {key: tuple(children) for key, children in found.items()}
-
-    @functools.cached_property
-    def terminals_after(self) -> dict[int, list[int]]:
-        """trie node -> the terminals its children's closed lexemes can be, sorted."""
-        found: dict[int, set[int]] = {}
-        for parent, terminal in self.next_nodes:
-            found.setdefault(parent, set()).add(terminal)
-        return {parent: sorted(terminals) for parent, terminals in found.items()}
-
-    @functools.cached_property
     def inside(self) -> list[bool]:
         """trie node -> it lies in one of the group's subtrees."""
         parent, subtrees = self.tdwa.trie_parent, self.group.subtrees
@@ -254,34 +238,6 @@ class _Splicer:
                 node = int(self.tdwa.trie_parent[node])
         return enters
 
-    @functools.cached_property
-    def reach(self) -> list[int]:
-        """trie node -> how many states below the top the rest of the token can look at (an upper
-        bound): 1 to check an outcome's open lexeme, and for each next lexeme its effects' read depth
-        or the child's reach shifted by how far the effect lowers the stack. Written states deeper
-        than that cannot matter, so positions keep only the visible ones (exact, and far fewer
-        positions on deep grammars)."""
-        bounds = self.bounds
-        parent, n_nodes = self.tdwa.trie_parent, len(self.tdwa.trie_parent)
-        reach = [1 if node in self.outcomes_at else 0 for node in range(n_nodes)]
-        for child in range(n_nodes - 1, 0, -1):          # children are numbered after their parents
-            for terminal in self.term_sets[int(self.tdwa.trie_set[child])]:
-                if terminal in self.ignored:
-                    needed = reach[child]
-                else:
-                    reads, lowered = bounds[terminal]
-                    needed = max(reads, lowered + reach[child])
-                node = int(parent[child])
-                reach[node] = max(reach[node], needed)
-        return reach
-
-    @functools.cached_property
-    def outcomes_at(self) -> dict[int, list[int]]:
-        found: dict[int, list[int]] = {}
-        for outcome_id, outcome in enumerate(self.tdwa.outcomes):
-            found.setdefault(outcome.node, []).append(outcome_id)
-        return found
-
 
 @dataclass(frozen=True)
 class EffectIndex:
@@ -296,6 +252,50 @@ def index_effects(graphs: Sequence[EffectGraph]) -> EffectIndex:
     return EffectIndex([read_bounds(graph) for graph in graphs], [_roots_by_top(graph) for graph in graphs])
 
 
+@dataclass(frozen=True)
+class TrieIndex:
+    """What every group's splice looks up in one Terminal DWA's lexeme trie, computed once per
+    Terminal DWA (the grouped layout of 1,000 keywords builds 1,000 groups):
+    next_nodes[(trie node, terminal)]: the children whose closed lexeme can be that terminal;
+    terminals_after[trie node]: those terminals, sorted; outcomes_at[trie node]: its outcome ids;
+    reach[trie node]: how many states below the top the rest of the token can look at (an upper
+    bound): 1 to check an outcome's open lexeme, and for each next lexeme its effects' read depth or
+    the child's reach shifted by how far the effect lowers the stack. Written states deeper than that
+    cannot matter, so positions keep only the visible ones (exact, and far fewer positions on deep
+    grammars)."""
+
+    next_nodes: dict[tuple[int, int], tuple[int, ...]]
+    terminals_after: dict[int, list[int]]
+    outcomes_at: dict[int, list[int]]
+    reach: list[int]
+
+
+def index_trie(tdwa: TerminalDWA, term_sets: list[tuple[int, ...]], ignored: frozenset[int],
+               index: EffectIndex) -> TrieIndex:
+    parent, set_of = tdwa.trie_parent.tolist(), tdwa.trie_set.tolist()
+    found: dict[tuple[int, int], list[int]] = {}
+    for child in range(1, len(parent)):
+        for terminal in term_sets[set_of[child]]:
+            found.setdefault((parent[child], terminal), []).append(child)
+    next_nodes = {key: tuple(children) for key, children in found.items()}
+    after: dict[int, set[int]] = {}
+    for node, terminal in next_nodes:
+        after.setdefault(node, set()).add(terminal)
+    outcomes_at: dict[int, list[int]] = {}
+    for outcome_id, outcome in enumerate(tdwa.outcomes):
+        outcomes_at.setdefault(outcome.node, []).append(outcome_id)
+    reach = [1 if node in outcomes_at else 0 for node in range(len(parent))]
+    for child in range(len(parent) - 1, 0, -1):          # children are numbered after their parents
+        for terminal in term_sets[set_of[child]]:
+            if terminal in ignored:
+                needed = reach[child]
+            else:
+                reads, lowered = index.bounds[terminal]
+                needed = max(reads, lowered + reach[child])
+            reach[parent[child]] = max(reach[parent[child]], needed)
+    return TrieIndex(next_nodes, {node: sorted(terminals) for node, terminals in after.items()}, outcomes_at, reach)
+
+
 def _roots_by_top(graph: EffectGraph) -> dict[int, tuple[int, ...]]:
     by_top: dict[int, list[int]] = {}
     for top, node in graph.roots:
@@ -306,10 +306,13 @@ def _roots_by_top(graph: EffectGraph) -> dict[int, tuple[int, ...]]:
 def build_read_nfa(tdwa: TerminalDWA, term_sets: list[tuple[int, ...]], graphs: Sequence[EffectGraph],
                    has_action: np.ndarray, ignored: frozenset[int], end_terminal: int,
                    group: Group | None = None, max_nodes: int = MAX_NFA_NODES,
-                   index: EffectIndex | None = None) -> ReadNFA:
+                   index: EffectIndex | None = None, trie: TrieIndex | None = None) -> ReadNFA:
     """The read NFA of the outcomes of `group` (default: all) of the Terminal DWA (see the module
     docstring). `has_action[p, t]`: LR state p has an action on terminal t. LimitExceeded past
-    `max_nodes` nodes. `index`: `index_effects(graphs)` (pass it when building many groups)."""
+    `max_nodes` nodes. `index`: `index_effects(graphs)`, `trie`: `index_trie(tdwa, ...)` (pass them
+    when building many groups)."""
     group = group if group is not None else whole(tdwa)[0]
     index = index if index is not None else index_effects(graphs)
-    return _Splicer(tdwa, term_sets, graphs, has_action, ignored, end_terminal, group, max_nodes, index).run()
+    trie = trie if trie is not None else index_trie(tdwa, term_sets, ignored, index)
+    return _Splicer(tdwa, term_sets, graphs, has_action, ignored, end_terminal, group, max_nodes, index,
+                    trie).run()
