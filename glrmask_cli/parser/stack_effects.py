@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Sequence
 
+import numpy as np
+
 from glrmask_cli.errors import LimitExceeded
 from glrmask_cli.limits import DEFAULTS
 from glrmask_cli.progress import NO_PROGRESS, Progress, Ticker
@@ -57,30 +59,27 @@ class _Explorer:
         offsets, actions = tables.action_offsets.tolist(), tables.actions.tolist()
         self.cells: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
         self.states_with_action: list[list[int]] = [[] for _ in range(self.n_t)]   # per terminal, ascending
-        for state in range(tables.n_states):
-            for t in range(self.n_t):
-                i = state * self.n_t + t
-                decoded = []
-                for packed in actions[offsets[i]:offsets[i + 1]]:
-                    kind, arg = unpack_action(packed)
-                    decoded.append((kind, lhs[arg], length[arg]) if kind == REDUCE else (kind, arg, 0))
-                if decoded:
-                    self.cells[(state, t)] = decoded
-                    self.states_with_action[t].append(state)
+        for i in np.flatnonzero(np.diff(tables.action_offsets)).tolist():    # the non-empty cells, in order
+            state, t = divmod(i, self.n_t)
+            decoded = []
+            for packed in actions[offsets[i]:offsets[i + 1]]:
+                kind, arg = unpack_action(packed)
+                decoded.append((kind, lhs[arg], length[arg]) if kind == REDUCE else (kind, arg, 0))
+            self.cells[(state, t)] = decoded
+            self.states_with_action[t].append(state)
         self.goto = tables.goto.tolist()
-        self.states_with_goto: list[list[int]] = [
-            [p for p in range(tables.n_states) if self.goto[p][nt] >= 0] for nt in range(tables.goto.shape[1])
-        ]
+        self.states_with_goto: list[list[int]] = [column.tolist() for column in
+                                                  (np.flatnonzero(tables.goto[:, nt] >= 0)
+                                                   for nt in range(tables.goto.shape[1]))]
         # pred[p]: states with a transition (shift or goto) into p, i.e. what can lie right below p
         self.pred: list[set[int]] = [set() for _ in range(tables.n_states)]
         for (state, _), decoded in self.cells.items():
             for kind, arg, _ in decoded:
                 if kind == SHIFT:
                     self.pred[arg].add(state)
-        for state, row in enumerate(self.goto):
-            for target in row:
-                if target >= 0:
-                    self.pred[target].add(state)
+        states, columns = np.nonzero(tables.goto >= 0)
+        for state, target in zip(states.tolist(), tables.goto[states, columns].tolist()):
+            self.pred[target].add(state)
         self._below_cache: dict[tuple[int, int], frozenset[int]] = {}
 
     def _reduce(self, reads: tuple, popped: int, writes: tuple, nt: int, length: int, t: int) -> list:
