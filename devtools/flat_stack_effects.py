@@ -33,7 +33,7 @@ def build_stack_effects(tables: LRTables, max_configs: int = DEFAULT_MAX_CONFIGS
 
 
 def _effects_of(explorer: _Explorer, t: int, max_configs: int) -> set[StackEffect]:
-    readers = sorted(state for state, term in explorer.cells if term == t)
+    readers = explorer.states_with_action[t]
     effects: set[StackEffect] = set()
     seen: set[tuple] = set()
     explored = 0
@@ -57,10 +57,10 @@ def _effects_of(explorer: _Explorer, t: int, max_configs: int) -> set[StackEffec
 def _step(explorer: _Explorer, config: tuple, t: int, effects: set[StackEffect], todo: list) -> None:
     reads, popped, writes = config
     top = writes[-1] if writes else reads[popped]
-    for kind, arg, length in explorer.cells.get((top, t), ()):
+    for kind, arg, length in explorer.cell(top, t):
         if kind == SHIFT:
             effects.add(StackEffect(reads, writes + (arg,)))
         elif kind == ACCEPT:
             effects.add(StackEffect(reads, ()))
         else:
-            todo.extend(explorer._reduce(reads, popped, writes, arg, length, t))
+            todo.extend(explorer._reduce(reads, popped, writes, arg, length))

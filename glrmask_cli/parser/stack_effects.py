@@ -14,6 +14,7 @@ the graphs' oracle in tests, is devtools/flat_stack_effects.py.
 
 from __future__ import annotations
 
+import collections
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Sequence
@@ -23,7 +24,7 @@ import numpy as np
 from glrmask_cli.errors import LimitExceeded
 from glrmask_cli.limits import DEFAULTS
 from glrmask_cli.progress import NO_PROGRESS, Progress, Ticker
-from glrmask_runtime.tables import ACCEPT, REDUCE, SHIFT, LRTables, unpack_action
+from glrmask_runtime.tables import ACCEPT, REDUCE, SHIFT, LRTables
 
 ANY = -1
 # The default limits under their former names, for devtools/flat_stack_effects.py (glrmask_cli/limits.py
@@ -55,34 +56,73 @@ class _Explorer:
     def __init__(self, tables: LRTables) -> None:
         self.n_t = tables.n_terminals
         self.end = self.n_t - 1
-        lhs, length = tables.rule_lhs.tolist(), tables.rule_len.tolist()
-        offsets, actions = tables.action_offsets.tolist(), tables.actions.tolist()
-        self.cells: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
-        self.states_with_action: list[list[int]] = [[] for _ in range(self.n_t)]   # per terminal, ascending
-        for i in np.flatnonzero(np.diff(tables.action_offsets)).tolist():    # the non-empty cells, in order
-            state, t = divmod(i, self.n_t)
-            decoded = []
-            for packed in actions[offsets[i]:offsets[i + 1]]:
-                kind, arg = unpack_action(packed)
-                decoded.append((kind, lhs[arg], length[arg]) if kind == REDUCE else (kind, arg, 0))
-            self.cells[(state, t)] = decoded
-            self.states_with_action[t].append(state)
+        # A cell's actions as (kind, shift target or reduced nonterminal, length), decoded with numpy
+        # into one shared tuple per distinct action and looked up when a run needs the cell
+        # (canonical LR(1) of 3,000 keywords: 1.8M actions, mostly the same reductions on each keyword).
+        self._offsets = np.asarray(tables.action_offsets, dtype=np.int64)
+        packed = np.asarray(tables.actions, dtype=np.int64)
+        kinds, args = packed & 3, packed >> 2                      # unpack_action, vectorized
+        rule = np.where(kinds == REDUCE, args, 0)
+        fields = np.stack([kinds, np.where(kinds == REDUCE, np.asarray(tables.rule_lhs)[rule], args),
+                           np.where(kinds == REDUCE, np.asarray(tables.rule_len)[rule], 0)], axis=1)
+        distinct, inverse = np.unique(fields, axis=0, return_inverse=True)
+        self._actions: list[tuple[int, int, int]] = [(k, a, n) for k, a, n in distinct.tolist()]
+        self._code = inverse.reshape(-1)
+        self._cells: dict[tuple[int, int], tuple[tuple[int, int, int], ...]] = {}
+        cell_ids = np.flatnonzero(np.diff(self._offsets))        # the non-empty cells, in order
+        cell_state, cell_terminal = np.divmod(cell_ids, self.n_t)
+        by_terminal = np.argsort(cell_terminal, kind="stable")    # each terminal's cells, by state
+        bounds = np.searchsorted(cell_terminal[by_terminal], np.arange(self.n_t + 1))
+        self.states_with_action: list[list[int]] = [
+            cell_state[by_terminal[bounds[t]:bounds[t + 1]]].tolist() for t in range(self.n_t)]   # ascending
+        # columns (see `column`): a code per cell with shift targets left out, per terminal as bytes
+        masked = np.where(kinds == SHIFT, -1, fields[:, 1])
+        _, action_code = np.unique(np.stack([kinds, masked, fields[:, 2]], axis=1), axis=0, return_inverse=True)
+        starts, counts = self._offsets[cell_ids], np.diff(self._offsets)[cell_ids]
+        action_code = action_code.reshape(-1)
+        cell_code = action_code[starts].astype(np.int64)
+        conflicts: dict[tuple[int, ...], int] = {}             # cells with several actions: codes past those
+        for c in np.flatnonzero(counts > 1).tolist():
+            key = tuple(action_code[starts[c]:starts[c] + counts[c]].tolist())
+            cell_code[c] = len(distinct) + conflicts.setdefault(key, len(conflicts))
+        self._columns = [(cell_state[cells].tobytes(), cell_code[cells].tobytes())
+                         for cells in (by_terminal[bounds[t]:bounds[t + 1]] for t in range(self.n_t))]
+        shifts = np.flatnonzero(kinds == SHIFT)
+        shift_cells = np.searchsorted(self._offsets, shifts, side="right") - 1
+        shift_pairs = set(zip((shift_cells // self.n_t).tolist(), args[shifts].tolist()))
         self.goto = tables.goto.tolist()
         self.states_with_goto: list[list[int]] = [column.tolist() for column in
                                                   (np.flatnonzero(tables.goto[:, nt] >= 0)
                                                    for nt in range(tables.goto.shape[1]))]
         # pred[p]: states with a transition (shift or goto) into p, i.e. what can lie right below p
         self.pred: list[set[int]] = [set() for _ in range(tables.n_states)]
-        for (state, _), decoded in self.cells.items():
-            for kind, arg, _ in decoded:
-                if kind == SHIFT:
-                    self.pred[arg].add(state)
+        for state, target in shift_pairs:
+            self.pred[target].add(state)
         states, columns = np.nonzero(tables.goto >= 0)
         for state, target in zip(states.tolist(), tables.goto[states, columns].tolist()):
             self.pred[target].add(state)
         self._below_cache: dict[tuple[int, int], frozenset[int]] = {}
 
-    def _reduce(self, reads: tuple, popped: int, writes: tuple, nt: int, length: int, t: int) -> list:
+    def cell(self, state: int, t: int) -> tuple[tuple[int, int, int], ...]:
+        """The actions of LR state `state` on terminal t (empty: none)."""
+        found = self._cells.get((state, t))
+        if found is None:
+            i = state * self.n_t + t
+            lo, hi = int(self._offsets[i]), int(self._offsets[i + 1])
+            found = self._cells[(state, t)] = tuple(self._actions[c] for c in self._code[lo:hi].tolist())
+        return found
+
+    def column(self, t: int) -> tuple[bytes, bytes]:
+        """What a run on terminal t reads of the tables: its actions in every state, shift targets
+        left out (a shift ends the run), as a key. Terminals with equal columns have the same effect
+        graph up to the state each final shift writes (1,000 keywords used in a few contexts: a few
+        columns)."""
+        return self._columns[t]
+
+    def shift_target(self, state: int, t: int) -> int:
+        return next(arg for kind, arg, _ in self.cell(state, t) if kind == SHIFT)
+
+    def _reduce(self, reads: tuple, popped: int, writes: tuple, nt: int, length: int) -> list:
         from_writes = min(length, len(writes))
         writes = writes[:len(writes) - from_writes]
         old = length - from_writes
@@ -145,9 +185,20 @@ def build_effect_graphs(tables: LRTables, max_nodes: int = DEFAULTS.max_effect_g
     explorer = _Explorer(tables)
     shared: dict = {}     # one object per distinct edge, edge list and writes: deep graphs repeat them
     ticker = Ticker(progress, tables.n_terminals, "terminals")
+    columns = [explorer.column(t) for t in range(tables.n_terminals)]
+    left = collections.Counter(columns)              # terminals of each column still to do
+    explored: dict[tuple, _Exploration] = {}
     graphs = []
-    for t in range(tables.n_terminals):
-        graphs.append(_graph_of(explorer, t, max_nodes, shared))
+    for t, column in enumerate(columns):
+        exploration = explored.get(column)
+        if exploration is None:
+            exploration = _explore(explorer, t, max_nodes, shared)
+            if left[column] > 1:
+                explored[column] = exploration
+        graphs.append(exploration.graph_of(explorer, t, shared))
+        left[column] -= 1
+        if not left[column]:
+            explored.pop(column, None)
         ticker.advance()
     ticker.close()
     return tuple(graphs)
@@ -162,11 +213,37 @@ def _canonical(reads: tuple, popped: int, writes: tuple) -> tuple[tuple, tuple, 
     return (writes, distance, reads[anchor]), (reads[anchor],) + (ANY,) * (distance - 1), distance, writes
 
 
-def _graph_of(explorer: _Explorer, t: int, max_nodes: int, shared: dict) -> EffectGraph:
+@dataclass(frozen=True)
+class _Exploration:
+    """A terminal's symbolic runs: the graph's roots and edges, and where its runs end (a shift from
+    a node's top state after its writes, or ACCEPT); `graph_of` fills in each final shift's target."""
+
+    roots: tuple[tuple[int, int], ...]
+    edges: tuple[tuple[tuple[tuple[int, ...], int], ...], ...]
+    shifts: tuple[tuple[int, tuple[int, ...], int], ...]     # (node, writes, top state)
+    accepts: tuple[int, ...]
+
+    def graph_of(self, explorer: _Explorer, t: int, shared: dict) -> EffectGraph:
+        finals: list[list[tuple[int, ...]]] = [[] for _ in self.edges]
+        for node, writes, top in self.shifts:
+            written = writes + (explorer.shift_target(top, t),)
+            finals[node].append(shared.setdefault(written, written))
+        for node in self.accepts:
+            finals[node].append(())
+        return EffectGraph(t, self.roots, self.edges, tuple(_shared_tuple(f, shared) for f in finals))
+
+
+def _shared_tuple(items: list, shared: dict) -> tuple:
+    found = tuple(sorted(set(items)))
+    return shared.setdefault(found, found)
+
+
+def _explore(explorer: _Explorer, t: int, max_nodes: int, shared: dict) -> _Exploration:
     index: dict[tuple, int] = {}
     configs: list[tuple] = []
     edges: list[list[tuple[tuple[int, ...], int]]] = []
-    finals: list[list[tuple[int, ...]]] = []
+    shifts: list[tuple[int, tuple[int, ...], int]] = []
+    accepts: list[int] = []
 
     def node_of(reads: tuple, popped: int, writes: tuple) -> int:
         key, c_reads, c_popped, c_writes = _canonical(reads, popped, writes)
@@ -177,7 +254,6 @@ def _graph_of(explorer: _Explorer, t: int, max_nodes: int, shared: dict) -> Effe
             index[key] = len(configs)
             configs.append((c_reads, c_popped, c_writes))
             edges.append([])
-            finals.append([])
         return index[key]
 
     roots = tuple((p, node_of((p,), 0, ())) for p in explorer.states_with_action[t])
@@ -185,24 +261,18 @@ def _graph_of(explorer: _Explorer, t: int, max_nodes: int, shared: dict) -> Effe
     while done < len(configs):
         reads, popped, writes = configs[done]
         top = writes[-1] if writes else reads[popped]
-        for kind, arg, length in explorer.cells.get((top, t), ()):
+        for kind, arg, length in explorer.cell(top, t):
             if kind == SHIFT:
-                written = writes + (arg,)
-                finals[done].append(shared.setdefault(written, written))
+                shifts.append((done, writes, top))
             elif kind == ACCEPT:
-                finals[done].append(())
+                accepts.append(done)
             else:
-                for n_reads, n_popped, n_writes in explorer._reduce(reads, popped, writes, arg, length, t):
+                for n_reads, n_popped, n_writes in explorer._reduce(reads, popped, writes, arg, length):
                     labels = n_reads[len(reads):]
                     edge = (shared.setdefault(labels, labels), node_of(n_reads, n_popped, n_writes))
                     edges[done].append(shared.setdefault(edge, edge))
         done += 1
-
-    def one(items: list) -> tuple:
-        found = tuple(sorted(set(items)))
-        return shared.setdefault(found, found)
-
-    return EffectGraph(t, roots, tuple(one(e) for e in edges), tuple(one(f) for f in finals))
+    return _Exploration(roots, tuple(_shared_tuple(e, shared) for e in edges), tuple(shifts), tuple(accepts))
 
 
 def _children_first(graph: EffectGraph) -> list[int]:
