@@ -178,8 +178,8 @@ class Matcher:
 
     def _allowed(self, token_id: int) -> bool:
         mask = self._mask()
-        words = self._art.rows[mask] if isinstance(mask, int) else mask
-        return (int(words[token_id >> 5]) >> (token_id & 31)) & 1 == 1
+        word: int = self._art.rows.item(mask, token_id >> 5) if isinstance(mask, int) else mask.item(token_id >> 5)
+        return (word >> (token_id & 31)) & 1 == 1
 
     def is_accepting(self) -> bool:
         """True iff EOS is allowed now: the output so far is a complete sentence."""
