@@ -1,4 +1,4 @@
-"""Stage 5: the Terminal DWA: what every token does to the lexer, from every lexer state.
+"""Stage 6: the Terminal DWA: what every token does to the lexer, from every lexer state.
 
 Input: the combined lexer tables and the vocabulary. Output: for every (lexer state q, token v) an
 *outcome*: the sequence of closed lexemes' terminal sets (a node of a shared trie) and the set of

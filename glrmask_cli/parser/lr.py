@@ -1,4 +1,4 @@
-"""Stage 3a: normalized CFG -> canonical LR(1) tables with every conflict kept (for GLR).
+"""Stage 3: normalized CFG -> canonical LR(1) tables with every conflict kept (for GLR).
 
 Canonical LR(1) (Knuth's item sets with per-item lookaheads, no state merging), not LALR: a state
 reduces only on lookaheads that can really follow, so `ACTION[top, t]` non-empty already means that t

@@ -1,4 +1,4 @@
-"""Stage 3b: LR tables -> per-terminal stack effects (how consuming one terminal reads/rewrites the stack).
+"""Stage 4: LR tables -> per-terminal stack effects (how consuming one terminal reads/rewrites the stack).
 
 The LR automaton runs symbolically for terminal t over an unknown stack: the top is READ when needed
 (branching over every state with an action on t), reductions pop written states first, then old

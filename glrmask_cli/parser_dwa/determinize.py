@@ -1,4 +1,4 @@
-"""Stage 6b: the read NFA -> the deterministic Parser DWA over LR-state labels plus a default edge.
+"""Stage 7b: the read NFA -> the deterministic Parser DWA over LR-state labels plus a default edge.
 
 Input: the read NFA (read_nfa.py; ANY labels match any state). Output: an acyclic
 DWA whose walk down a concrete stack (top first) reaches, after each step, a state carrying the set of

@@ -1,4 +1,4 @@
-"""Stage 6 (policy): which outcomes share one automaton, and where the mask walks start.
+"""Stage 7 (policy): which outcomes share one automaton, and where the mask walks start.
 
 One group holding every outcome gives one walk per mask. On deep operator-precedence grammars that
 automaton explodes (docs/ARCHITECTURE.md, "Layouts"), so the outcomes are split by the token's

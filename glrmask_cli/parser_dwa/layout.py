@@ -1,4 +1,4 @@
-"""Stage 6 (policy): the Parser DWA layouts; `build_parser_dwa` builds one of them.
+"""Stage 7 (policy): the Parser DWA layouts; `build_parser_dwa` builds one of them.
 
 - "one": one automaton for every outcome; a mask is one walk and one row (json, lark.lark, verilog).
 - "runtime-close": tokens whose first byte cannot extend the open lexeme get no outcome; the runtime

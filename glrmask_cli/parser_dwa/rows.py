@@ -1,4 +1,4 @@
-"""Stage 7: runtime rows. R[d][q] = the tokens allowed when the DWA walk ends in state d and the
+"""Stage 8: runtime rows. R[d][q] = the tokens allowed when the DWA walk ends in state d and the
 open lexeme is in lexer state q, as packed bits in the vLLM bitmask layout (bit v % 32 of 32-bit word
 v // 32). Rows are deduplicated into a pool; row 0 is the empty row.
 

@@ -1,4 +1,4 @@
-"""Stage 6a: splice stack effects into the Terminal DWA's paths -> the read NFA.
+"""Stage 7a: splice stack effects into the Terminal DWA's paths -> the read NFA.
 
 Input: the Terminal DWA (closed-lexeme trie + outcomes) and each terminal's stack effects. Output: a
 read NFA (read_nfa.py) that accepts outcome o after reading, top first, any old-stack prefix from
