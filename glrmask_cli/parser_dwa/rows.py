@@ -92,8 +92,9 @@ def build_rows(dwa: ParserDWA, tdwa: TerminalDWA, progress: Progress = NO_PROGRE
                             count=dwa.n_states)
     # each accept id's outcomes, concatenated: those of accept a are member_outcomes[starts[a]:ends[a]]
     members = [np.flatnonzero(_outcome_members(bitset, n_outcomes)[:n_outcomes]) for bitset in accept_ids]
-    member_ends = np.cumsum([len(m) for m in members], dtype=np.int64)
-    member_starts = member_ends - [len(m) for m in members]
+    member_counts = np.asarray([len(m) for m in members], dtype=np.int64)
+    member_ends = np.cumsum(member_counts)
+    member_starts = member_ends - member_counts
     member_outcomes = np.concatenate(members) if members else np.zeros(0, dtype=np.int64)
     # The row of (set, q) depends only on which of the outcomes present at q are in the set: the OR
     # of those outcomes' token rows at q.
@@ -104,10 +105,10 @@ def build_rows(dwa: ParserDWA, tdwa: TerminalDWA, progress: Progress = NO_PROGRE
         shifted = tdwa.outcome_row(q)[tdwa.class_of_token].astype(np.int64) - NO_OUTCOME   # 0: no outcome
         present = np.bincount(shifted, minlength=n_outcomes + 1)[1:] > 0
         present_ids = np.flatnonzero(present)
-        position = np.full(n_outcomes + 1, -1, dtype=np.int64)     # outcome + 1 -> its row below
-        position[present_ids + 1] = np.arange(len(present_ids))
-        by_outcome = _rows_by_position(position[shifted], len(present_ids), vocab_size)
-        position = position[1:]
+        row_of_shifted = np.full(n_outcomes + 1, -1, dtype=np.int64)   # outcome + 1 -> its row below
+        row_of_shifted[present_ids + 1] = np.arange(len(present_ids))
+        by_outcome = _rows_by_position(row_of_shifted[shifted], len(present_ids), vocab_size)
+        row_of_outcome = row_of_shifted[1:]
         inside = present[member_outcomes]
         seen = np.concatenate([[0], np.cumsum(inside)])
         for accept in np.flatnonzero(seen[member_ends] - seen[member_starts]).tolist():
@@ -116,7 +117,7 @@ def build_rows(dwa: ParserDWA, tdwa: TerminalDWA, progress: Progress = NO_PROGRE
             key = (q, outcomes_here.tobytes())
             row = by_key.get(key)
             if row is None:
-                words = np.bitwise_or.reduce(by_outcome[position[outcomes_here]], axis=0)
+                words = np.bitwise_or.reduce(by_outcome[row_of_outcome[outcomes_here]], axis=0)
                 row = by_key[key] = packed_row_id(words)
             q_accepts.append(accept)
             q_rows.append(row)

@@ -208,7 +208,10 @@ class _Splicer:
             positions = tuple(p for p, label in enumerate(labels[:cap]) if label != ANY)
             states = tuple(labels[p] for p in positions)
             groups.setdefault(positions, {}).setdefault(states, []).append(((rank, i), edge))
-        return [(positions, {states: ([key for key, _ in sorted(found)], [edge for _, edge in sorted(found)])
+        for by_values in groups.values():
+            for found in by_values.values():
+                found.sort()
+        return [(positions, {states: ([key for key, _ in found], [edge for _, edge in found])
                              for states, found in by_values.items()})
                 for positions, by_values in groups.items()]
 

@@ -51,16 +51,16 @@ class GLRParser:
         # Most cells hold one action: those share one tuple per distinct action (sql.lark: 87k actions in
         # 1M cells, decoded in a few ms); cells with a conflict are decoded one by one.
         offsets = np.asarray(tables.action_offsets, dtype=np.int64)
-        actions = np.asarray(tables.actions, dtype=np.int64).tolist()
+        actions = np.asarray(tables.actions, dtype=np.int64)
         counts = np.diff(offsets)
         lhs, length = tables.rule_lhs.tolist(), tables.rule_len.tolist()
         single = np.flatnonzero(counts == 1)
-        distinct, which = np.unique(np.asarray(tables.actions, dtype=np.int64)[offsets[single]], return_inverse=True)
+        distinct, which = np.unique(actions[offsets[single]], return_inverse=True)
         shared = [_decode_cell([a], lhs, length) for a in distinct.tolist()]
         self._cells: dict[int, tuple[tuple[int, ...], tuple[tuple[int, int], ...], bool]] = dict(
             zip(single.tolist(), [shared[k] for k in which.reshape(-1).tolist()]))
         for cell in np.flatnonzero(counts > 1).tolist():
-            self._cells[cell] = _decode_cell(actions[offsets[cell]:offsets[cell + 1]], lhs, length)
+            self._cells[cell] = _decode_cell(actions[offsets[cell]:offsets[cell + 1]].tolist(), lhs, length)
         # goto rows as dicts, made when a reduction first exposes the state (sql.lark: 12,596 rows of
         # 200+ nonterminals; building them all took most of a load)
         self._goto_table = np.asarray(tables.goto)

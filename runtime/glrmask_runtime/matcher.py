@@ -121,7 +121,7 @@ class Matcher:
             mask = row_ids[0]
         else:
             pool = art.rows
-            mask = np.bitwise_or.reduce(pool[row_ids], axis=0) if row_ids else np.zeros_like(pool[0])
+            mask = np.bitwise_or.reduce(pool[row_ids], axis=0)
             for set_id, closing_tokens in closes:
                 after = walked.after_close.get(set_id)
                 if after is None:
