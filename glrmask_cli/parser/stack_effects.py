@@ -24,7 +24,7 @@ import numpy as np
 from glrmask_cli.errors import LimitExceeded
 from glrmask_cli.limits import DEFAULTS
 from glrmask_cli.progress import NO_PROGRESS, Progress, Ticker
-from glrmask_runtime.tables import ACCEPT, REDUCE, SHIFT, LRTables
+from glrmask_runtime.tables import ACCEPT, REDUCE, SHIFT, LRTables, unpack_actions
 
 ANY = -1
 # The default limits under their former names, for devtools/flat_stack_effects.py (glrmask_cli/limits.py
@@ -60,8 +60,7 @@ class _Explorer:
         # into one shared tuple per distinct action and looked up when a run needs the cell
         # (canonical LR(1) of 3,000 keywords: 1.8M actions, mostly the same reductions on each keyword).
         self._offsets = np.asarray(tables.action_offsets, dtype=np.int64)
-        packed = np.asarray(tables.actions, dtype=np.int64)
-        kinds, args = packed & 3, packed >> 2                      # unpack_action, vectorized
+        kinds, args = unpack_actions(tables.actions)
         rule = np.where(kinds == REDUCE, args, 0)
         fields = np.stack([kinds, np.where(kinds == REDUCE, np.asarray(tables.rule_lhs)[rule], args),
                            np.where(kinds == REDUCE, np.asarray(tables.rule_len)[rule], 0)], axis=1)

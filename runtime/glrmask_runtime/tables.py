@@ -28,6 +28,12 @@ def unpack_action(action: int) -> tuple[int, int]:
     return action & 3, action >> 2
 
 
+def unpack_actions(actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`unpack_action` over an array of packed actions: (kinds, args)."""
+    packed = np.asarray(actions, dtype=np.int64)
+    return packed & 3, packed >> 2
+
+
 @dataclass(frozen=True, eq=False)
 class LexerTables:
     """The combined scanner DFA over bytes (docs/ARCHITECTURE.md, "Lexer"; docs/semantics.md, "Scanning").
