@@ -305,20 +305,56 @@ def max_read_depth(graphs: Sequence[EffectGraph]) -> int:
     return deepest
 
 
-def read_bounds(graph: EffectGraph) -> tuple[int, int]:
-    """(most states any effect reads, most of (reads - 1 - writes) over effects): how deep below the
-    top an effect looks, and how far it lowers the stack (reads past the exposed state minus writes).
-    (0, 0) for a terminal without effects."""
-    best: dict[int, tuple[int, int]] = {}       # node -> (longest read path, longest path - writes)
+@dataclass(frozen=True)
+class Reach:
+    """How deep effects starting on one top state look and where they leave the stack: `reads`, the
+    most states one reads; `lowered`, per state left on top afterwards, the most that effects leaving
+    it lower the stack (reads past the exposed state minus writes)."""
+
+    reads: int
+    lowered: tuple[tuple[int, int], ...]     # (top after the effect, most lowered), sorted
+
+
+def reach_by_top(graph: EffectGraph) -> dict[int, Reach]:
+    """Per top state a root reads (ANY included), the `Reach` of the effects starting there."""
     low = -(1 << 30)      # no effect ends below this node: below any real value
+    # node -> (longest read path below it, top after -> most (path length - writes) for effects whose
+    # top is known below the node, the same for effects that end before any further read: their top
+    # is the state read last above the node)
+    best: dict[int, tuple[int, dict[int, int], int]] = {}
     for node in _children_first(graph):
         reads = 0 if graph.finals[node] else low
-        lowered = max((-len(w) for w in graph.finals[node]), default=low)
+        tops: dict[int, int] = {}
+        bare = low
+        for writes in graph.finals[node]:
+            if writes:
+                tops[writes[-1]] = max(tops.get(writes[-1], low), -len(writes))
+            else:
+                bare = 0
         for labels, nxt in graph.edges[node]:
-            reads = max(reads, len(labels) + best[nxt][0])
-            lowered = max(lowered, len(labels) + best[nxt][1])
-        best[node] = (reads, lowered)
-    if not graph.roots:
-        return 0, 0
-    return (1 + max(best[root][0] for _, root in graph.roots),
-            max(best[root][1] for _, root in graph.roots))
+            below_reads, below_tops, below_bare = best[nxt]
+            reads = max(reads, len(labels) + below_reads)
+            for top, lowered in below_tops.items():
+                tops[top] = max(tops.get(top, low), len(labels) + lowered)
+            if below_bare == low:
+                continue
+            if labels:
+                if labels[-1] == ANY:
+                    raise AssertionError("an effect must end on a concrete read (the exposed state)")
+                tops[labels[-1]] = max(tops.get(labels[-1], low), len(labels) + below_bare)
+            else:
+                bare = max(bare, below_bare)
+        best[node] = (reads, tops, bare)
+    found: dict[int, tuple[int, dict[int, int]]] = {}
+    for top, root in graph.roots:
+        reads, tops, bare = best[root]
+        now_reads, now_tops = found.setdefault(top, (low, {}))
+        merged = dict(now_tops)
+        for state, lowered in tops.items():
+            merged[state] = max(merged.get(state, low), lowered)
+        if bare != low:
+            if top == ANY:
+                raise AssertionError("an effect must end on a concrete read (the exposed state)")
+            merged[top] = max(merged.get(top, low), bare)
+        found[top] = (max(now_reads, 1 + reads), merged)
+    return {top: Reach(reads, tuple(sorted(tops.items()))) for top, (reads, tops) in found.items()}

@@ -24,7 +24,7 @@ import numpy as np
 
 from glrmask_cli.errors import LimitExceeded
 from glrmask_cli.limits import DEFAULTS
-from glrmask_cli.parser.stack_effects import ANY, EffectGraph, read_bounds
+from glrmask_cli.parser.stack_effects import ANY, EffectGraph, Reach, reach_by_top
 from glrmask_cli.parser_dwa.groups import Group, whole
 from glrmask_cli.parser_dwa.read_nfa import ReadNFA
 from glrmask_cli.terminal_dwa import FINAL_END, TerminalDWA
@@ -74,8 +74,14 @@ class _Splicer:
         for child in self.next_nodes[(trie_node, terminal)]:
             if not self.enters[child]:
                 continue
-            visible = self.reach[child]       # the rest of the token never looks deeper than this
-            found.append(self.node(("at", child, written[-visible:] if len(written) > visible else written)))
+            kept = written
+            if written:     # the rest of the token never looks deeper than this
+                visible = self.reach(child, written[-1])
+                if not visible:
+                    continue        # nothing below the child can happen on this top
+                if len(written) > visible:
+                    kept = written[len(written) - visible:]
+            found.append(self.node(("at", child, kept)))
         return found
 
     def run(self) -> ReadNFA:
@@ -245,58 +251,94 @@ class _Splicer:
 @dataclass(frozen=True)
 class EffectIndex:
     """What every group's splice looks up in the effect graphs, computed once per build: each
-    graph's `read_bounds` and its roots by the top state they read."""
+    graph's `reach_by_top` and its roots by the top state they read."""
 
-    bounds: list[tuple[int, int]]
+    reach: list[dict[int, Reach]]
     roots_by_top: list[dict[int, tuple[int, ...]]]
 
 
 def index_effects(graphs: Sequence[EffectGraph]) -> EffectIndex:
-    return EffectIndex([read_bounds(graph) for graph in graphs], [_roots_by_top(graph) for graph in graphs])
+    return EffectIndex([reach_by_top(graph) for graph in graphs], [_roots_by_top(graph) for graph in graphs])
 
 
-@dataclass(frozen=True)
 class TrieIndex:
     """What every group's splice looks up in one Terminal DWA's lexeme trie, computed once per
     Terminal DWA (the grouped layout of 1,000 keywords builds 1,000 groups):
     next_nodes[(trie node, terminal)]: the children whose closed lexeme can be that terminal;
     terminals_after[trie node]: those terminals, sorted; outcomes_at[trie node]: its outcome ids;
-    reach[trie node]: how many states below the top the rest of the token can look at (an upper
-    bound): 1 to check an outcome's open lexeme, and for each next lexeme its effects' read depth or
-    the child's reach shifted by how far the effect lowers the stack. Written states deeper than that
-    cannot matter, so positions keep only the visible ones (exact, and far fewer positions on deep
-    grammars)."""
+    reach(trie node, top): how many states below the top the rest of the token can look at."""
 
-    next_nodes: dict[tuple[int, int], tuple[int, ...]]
-    terminals_after: dict[int, list[int]]
-    outcomes_at: dict[int, list[int]]
-    reach: list[int]
+    def __init__(self, tdwa: TerminalDWA, term_sets: list[tuple[int, ...]], ignored: frozenset[int],
+                 index: EffectIndex) -> None:
+        parent, set_of = tdwa.trie_parent.tolist(), tdwa.trie_set.tolist()
+        found: dict[tuple[int, int], list[int]] = {}
+        for child in range(1, len(parent)):
+            for terminal in term_sets[set_of[child]]:
+                found.setdefault((parent[child], terminal), []).append(child)
+        self.next_nodes = {key: tuple(children) for key, children in found.items()}
+        after: dict[int, set[int]] = {}
+        for node, terminal in self.next_nodes:
+            after.setdefault(node, set()).add(terminal)
+        self.terminals_after = {node: sorted(terminals) for node, terminals in after.items()}
+        self.outcomes_at: dict[int, list[int]] = {}
+        for outcome_id, outcome in enumerate(tdwa.outcomes):
+            self.outcomes_at.setdefault(outcome.node, []).append(outcome_id)
+        self._ignored, self._reach_of = ignored, index.reach
+        self._reach: dict[tuple[int, int], int] = {}
+
+    def reach(self, node: int, top: int) -> int:
+        """An upper bound on how many states below the top (the top included) the rest of the token
+        reads from trie node `node` when LR state `top` is on top: 1 to check an outcome's open lexeme,
+        and for each next lexeme the states its effects from `top` read, or what the child needs from
+        the top an effect leaves, plus how far that effect lowers the stack. Written states deeper
+        than that cannot matter, so positions keep only the visible ones (exact, and far fewer
+        positions: a bound per terminal alone grows with every lexeme of a long token)."""
+        memo = self._reach
+        todo = [(node, top)]
+        while todo:
+            key = todo[-1]
+            if key in memo:
+                todo.pop()
+                continue
+            needed, missing = self._reach_from(*key)
+            if missing:
+                todo.extend(missing)
+            else:
+                memo[key] = needed
+                todo.pop()
+        return memo[(node, top)]
+
+    def _reach_from(self, node: int, top: int) -> tuple[int, list[tuple[int, int]]]:
+        """(the reach at (node, top), []) once every child's reach it needs is known, else (0, those)."""
+        memo, missing = self._reach, []
+        needed = 1 if node in self.outcomes_at else 0
+        for terminal in self.terminals_after.get(node, ()):
+            for child in self.next_nodes[(node, terminal)]:
+                if terminal in self._ignored:
+                    below = memo.get((child, top))
+                    if below is None:
+                        missing.append((child, top))
+                    else:
+                        needed = max(needed, below)
+                    continue
+                by_top = self._reach_of[terminal]
+                for start in (top, ANY):
+                    reach = by_top.get(start)
+                    if reach is None:
+                        continue
+                    needed = max(needed, reach.reads)
+                    for after, lowered in reach.lowered:
+                        below = memo.get((child, after))
+                        if below is None:
+                            missing.append((child, after))
+                        else:
+                            needed = max(needed, lowered + below)
+        return needed, missing
 
 
 def index_trie(tdwa: TerminalDWA, term_sets: list[tuple[int, ...]], ignored: frozenset[int],
                index: EffectIndex) -> TrieIndex:
-    parent, set_of = tdwa.trie_parent.tolist(), tdwa.trie_set.tolist()
-    found: dict[tuple[int, int], list[int]] = {}
-    for child in range(1, len(parent)):
-        for terminal in term_sets[set_of[child]]:
-            found.setdefault((parent[child], terminal), []).append(child)
-    next_nodes = {key: tuple(children) for key, children in found.items()}
-    after: dict[int, set[int]] = {}
-    for node, terminal in next_nodes:
-        after.setdefault(node, set()).add(terminal)
-    outcomes_at: dict[int, list[int]] = {}
-    for outcome_id, outcome in enumerate(tdwa.outcomes):
-        outcomes_at.setdefault(outcome.node, []).append(outcome_id)
-    reach = [1 if node in outcomes_at else 0 for node in range(len(parent))]
-    for child in range(len(parent) - 1, 0, -1):          # children are numbered after their parents
-        for terminal in term_sets[set_of[child]]:
-            if terminal in ignored:
-                needed = reach[child]
-            else:
-                reads, lowered = index.bounds[terminal]
-                needed = max(reads, lowered + reach[child])
-            reach[parent[child]] = max(reach[parent[child]], needed)
-    return TrieIndex(next_nodes, {node: sorted(terminals) for node, terminals in after.items()}, outcomes_at, reach)
+    return TrieIndex(tdwa, term_sets, ignored, index)
 
 
 def _roots_by_top(graph: EffectGraph) -> dict[int, tuple[int, ...]]:

@@ -9,7 +9,7 @@ from devtools.flat_stack_effects import build_stack_effects
 from glrmask_cli.errors import LimitExceeded
 from glrmask_cli.parser.lr import build_lr_tables
 from glrmask_cli.parser.normalize import normalize
-from glrmask_cli.parser.stack_effects import ANY, StackEffect, build_effect_graphs
+from glrmask_cli.parser.stack_effects import ANY, Reach, StackEffect, build_effect_graphs, reach_by_top
 from glrmask_runtime.glr import GLRParser, GSSNode, iter_paths
 
 LEFT_RECURSIVE = {
@@ -102,6 +102,23 @@ def test_effect_graph_spells_exactly_the_flat_effects(name):
     for t, graph in enumerate(graphs):
         assert graph.terminal == t
         assert sorted(set(graph.iter_effects())) == list(flat[t])
+
+
+@pytest.mark.parametrize("name", sorted(LEFT_RECURSIVE))
+def test_reach_by_top_is_what_the_flat_effects_read_and_lower(name):
+    """Per first read state: the longest read, and per state left on top the most the stack is lowered
+    (reads past the exposed state minus writes), as the splice bounds positions with them."""
+    tables = build_lr_tables(as_normalized(cfg_from_text(LEFT_RECURSIVE[name])))
+    flat = build_stack_effects(tables).by_terminal
+    for t, graph in enumerate(build_effect_graphs(tables)):
+        expected: dict[int, tuple[int, dict[int, int]]] = {}
+        for e in flat[t]:
+            reads, lowered = expected.setdefault(e.reads[0], (0, {}))
+            after = e.writes[-1] if e.writes else e.reads[-1]
+            lowered[after] = max(lowered.get(after, -10**9), len(e.reads) - 1 - len(e.writes))
+            expected[e.reads[0]] = (max(reads, len(e.reads)), lowered)
+        assert reach_by_top(graph) == {top: Reach(reads, tuple(sorted(lowered.items())))
+                                       for top, (reads, lowered) in expected.items()}
 
 
 def test_effect_graph_is_small_where_flat_effects_explode():
