@@ -207,6 +207,8 @@ def artifact_sections(c: Compiled) -> dict[str, np.ndarray]:
         "rows.q_offsets": c.rows.q_offsets, "rows.q_accepts": c.rows.q_accepts,
         "rows.q_rows": c.rows.q_rows, "rows.close_offsets": c.rows.close_offsets,
         "rows.close_sets": c.rows.close_sets, "rows.close_rows": c.rows.close_rows,
+        "dwa.q_root_offsets": c.rows.q_root_offsets, "dwa.q_roots": c.rows.q_roots,
+        "rows.close_root_offsets": c.rows.close_root_offsets, "rows.close_roots": c.rows.close_roots,
         "rows.bits": c.rows.rows,
         "vocab.token_offsets": token_offsets,
         "vocab.token_data": np.frombuffer(b"".join(c.vocab.token_bytes), dtype=np.uint8),

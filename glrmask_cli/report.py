@@ -11,6 +11,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from glrmask_runtime.artifact import Artifact
+from glrmask_runtime.tables import START
 
 
 def artifact_report(art: Artifact) -> dict[str, Any]:
@@ -43,30 +44,51 @@ def artifact_report(art: Artifact) -> dict[str, Any]:
 def mask_cost(art: Artifact) -> dict[str, Any]:
     """The worst case of one mask (runtime/glrmask_runtime/matcher.py), per path of the GLR stack.
 
-    A mask walks the Parser DWA down the stack once per root the top's LR state lists
-    (`dwa.roots`); at a lexer state with runtime closes it then, per close, closes the open lexeme on
-    the stacks and walks again from START (once per root of each new top), and ANDs those rows
-    with the closing tokens' row. So, per stack path:
+    A mask walks the Parser DWA down the stack once per root the top's LR state lists (`dwa.roots`)
+    that can give a row at the lexer state (`dwa.q_roots`); at a lexer state with runtime closes it
+    then, per close, closes the open lexeme on the stacks and walks again from START (once per root
+    of each new top that can accept one of the closing tokens, `rows.close_roots`), and ANDs those
+    rows with the closing tokens' row. So, per stack path:
     - max_walk_depth: the longest path from a walk root in the (acyclic) DWA: the most DWA steps,
       i.e. stack states consumed, of one walk (a walk reads at most one state more, where it stops);
-    - max_roots_per_lr_state: walks from one top; max_runtime_closes: closes at one lexer state;
-    - max_walks_per_mask = roots x (1 + closes); max_rows_ored = roots + closes x (1 + roots)
-      (1 with one root and no closes: the mask is one row, nothing is OR-ed).
+    - max_roots_per_lr_state: walks from one top at one lexer state; max_runtime_closes: closes at
+      one lexer state;
+    - max_walks_per_mask: over lexer states, the walks from the top plus each close's walks;
+      max_rows_ored: those walks' rows plus one closing row per close (1 with one walk and no
+      closes: the mask is one row, nothing is OR-ed).
     `one_stack_path` is true when the stacks never branch (no LR conflicts, no tied terminals); else
     every count is multiplied by the number of paths of the graph-structured stack."""
     sections = art.container.sections
     n_states = int(sections["dwa.default"].shape[0])
     roots = sorted({int(r) for per_state in art.dwa_roots for r in per_state})
-    max_roots = max((len(r) for r in art.dwa_roots), default=0)
-    max_closes = max((len(c) for c in art.closes), default=0)
+    column = {root: i for i, root in enumerate(roots)}
+
+    def members(sets: Sequence[Any]) -> np.ndarray:
+        """One row per set of roots, a column per root: 1.0 where it is in the set."""
+        table = np.zeros((len(sets), len(roots)), dtype=np.float32)
+        for i, found in enumerate(sets):
+            table[i, [column[r] for r in found if r in column]] = 1.0
+        return table
+
+    listed = members(art.dwa_roots)                         # LR state x root
+    at_lexer_state = (members(art.q_roots) @ listed.T).max(axis=1, initial=0)   # lexer state -> most walks from a top
+    close_sets = [allowed & art.q_roots[START] for closes in art.closes for _, _, allowed in closes]
+    per_close = (members(close_sets) @ listed.T).max(axis=1, initial=0) if close_sets else np.zeros(0)
+    walks, rows = [], []
+    j = 0
+    for q, closes in enumerate(art.closes):
+        after = per_close[j:j + len(closes)]
+        j += len(closes)
+        walks.append(at_lexer_state[q] + after.sum())
+        rows.append(at_lexer_state[q] + len(closes) + after.sum())
     ties = any(len(art.lexer.term_set(int(i))) > 1 for i in np.unique(art.lexer.close_sets))
     return {
         "max_walk_depth": _longest_path(n_states, sections["dwa.edge_offsets"], sections["dwa.edge_targets"],
                                         sections["dwa.default"], roots),
-        "max_roots_per_lr_state": max_roots,
-        "max_runtime_closes": max_closes,
-        "max_walks_per_mask": max_roots * (1 + max_closes),
-        "max_rows_ored": max_roots + max_closes * (1 + max_roots),
+        "max_roots_per_lr_state": int(max(at_lexer_state.max(initial=0), per_close.max(initial=0))),
+        "max_runtime_closes": max((len(c) for c in art.closes), default=0),
+        "max_walks_per_mask": int(max(walks, default=0)),
+        "max_rows_ored": max(1, int(max(rows, default=0))),
         "one_stack_path": art.metadata["parser"]["conflicts"] == 0 and not ties,
     }
 

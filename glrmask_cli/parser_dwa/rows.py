@@ -6,6 +6,13 @@ R[d][q] depends on d only through d's cumulative outcome set, so states map to *
 distinct set) and the table is kept per lexer state, sparse: q -> (accept id -> row) for the
 non-empty rows only (big DWAs have far fewer distinct sets than states, and most (set, q) rows are
 empty). Everything is vectorized over token classes, then expanded to tokens once per distinct row.
+
+Which walks can matter: a walk from root r ends in a state whose outcomes are among those of the
+states r reaches, so at lexer state q it can give a non-empty row only if one of those outcomes is
+present at q; likewise a walk from START after a runtime close matters only if it can accept an
+outcome of one of the closing tokens. The pool lists those roots per lexer state and per close
+(inside an identifier only the groups whose first lexeme the identifier can become; java.lark x
+cl100k: 7 walks per new stack at the median, 42 at most, of which 2-3 can give a row).
 """
 
 from __future__ import annotations
@@ -14,9 +21,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from glrmask_cli.parser_dwa.determinize import ParserDWA
+from glrmask_cli.parser_dwa.determinize import NO_STATE, ParserDWA
 from glrmask_cli.progress import NO_PROGRESS, Progress, Ticker
 from glrmask_cli.terminal_dwa import NO_OUTCOME, TerminalDWA
+from glrmask_runtime.tables import START
 
 
 @dataclass(frozen=True, eq=False)
@@ -29,6 +37,37 @@ class RowPool:
     close_offsets: np.ndarray  # int32 (n_lexer_states + 1,): q's runtime closes are [close_offsets[q], ...[q+1])
     close_sets: np.ndarray     # int32: term set the open lexeme closes as (TerminalDWA.close_row)
     close_rows: np.ndarray     # int32: the tokens that close it so (their first byte cannot extend it)
+    q_root_offsets: np.ndarray     # int32 (n_lexer_states + 1,): CSR, lexer state -> the DWA roots whose
+    q_roots: np.ndarray            # walks can give a non-empty row there (sorted)
+    close_root_offsets: np.ndarray  # int32 (n_closes + 1,): CSR, runtime close -> the roots whose walks
+    close_roots: np.ndarray         # from START can accept one of its closing tokens (sorted)
+
+
+def _future_outcomes(dwa: ParserDWA) -> list[int]:
+    """Per DWA state, the outcomes of the states a walk from it can reach (its own included)."""
+    future = list(dwa.outcomes)
+    shared: dict[int, int] = {}       # one object per distinct set
+    for state in reversed(range(dwa.n_states)):   # numbered topologically: targets have larger ids
+        found = future[state]
+        targets = set(dwa.edges[state].values())
+        if dwa.default[state] != NO_STATE:
+            targets.add(dwa.default[state])
+        for target in targets:
+            found |= future[target]
+        future[state] = shared.setdefault(found, found)
+    return future
+
+
+def _bitset(members: np.ndarray) -> int:
+    """Bool per outcome -> bitset int."""
+    return int.from_bytes(np.packbits(members, bitorder="little").tobytes(), "little")
+
+
+def _csr(lists: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    offsets = np.zeros(len(lists) + 1, dtype=np.int32)
+    offsets[1:] = np.cumsum([len(items) for items in lists])
+    flat = np.asarray([item for items in lists for item in items], dtype=np.int32)
+    return offsets, flat
 
 
 def words_per_row(vocab_size: int) -> int:
@@ -100,11 +139,16 @@ def build_rows(dwa: ParserDWA, tdwa: TerminalDWA, progress: Progress = NO_PROGRE
     # of those outcomes' token rows at q.
     by_key: dict[tuple[int, bytes], int] = {}
     q_offsets, q_accepts, q_rows = [0], [], []
+    future = _future_outcomes(dwa)
+    roots = sorted(set(dwa.roots))
+    q_roots: list[list[int]] = []
     ticker = Ticker(progress, n_lexer_states, "lexer states")
     for q in range(n_lexer_states):
         shifted = tdwa.outcome_row(q)[tdwa.class_of_token].astype(np.int64) - NO_OUTCOME   # 0: no outcome
         present = np.bincount(shifted, minlength=n_outcomes + 1)[1:] > 0
         present_ids = np.flatnonzero(present)
+        here = _bitset(present)
+        q_roots.append([root for root in roots if future[root] & here])
         row_of_shifted = np.full(n_outcomes + 1, -1, dtype=np.int64)   # outcome + 1 -> its row below
         row_of_shifted[present_ids + 1] = np.arange(len(present_ids))
         by_outcome = _rows_by_position(row_of_shifted[shifted], len(present_ids), vocab_size)
@@ -126,14 +170,25 @@ def build_rows(dwa: ParserDWA, tdwa: TerminalDWA, progress: Progress = NO_PROGRE
     ticker.close()
     ticker.note(f"{len(token_rows):,} rows")
     close_offsets, close_sets, close_rows = [0], [], []
+    close_roots: list[list[int]] = []
+    from_start = tdwa.outcome_row(START)
     for q in range(n_lexer_states):
         closes = tdwa.close_row(q)
         for term_set in np.unique(closes[closes != 0]).tolist():
+            closing = closes == term_set
             close_sets.append(term_set)
-            close_rows.append(token_row_id((closes == term_set)[tdwa.class_of_token]))
+            close_rows.append(token_row_id(closing[tdwa.class_of_token]))
+            after = np.zeros(n_outcomes + 1, dtype=bool)
+            after[from_start[closing]] = True     # NO_OUTCOME lands in the last entry
+            accepted = _bitset(after[:n_outcomes])
+            close_roots.append([root for root in roots if future[root] & accepted])
         close_offsets.append(len(close_rows))
     rows = np.stack(token_rows) if token_rows else np.zeros((1, words_per_row(vocab_size)), dtype="<u4")
     i32 = lambda values: np.asarray(values, dtype=np.int32)  # noqa: E731
+    q_root_offsets, q_root_items = _csr(q_roots)
+    close_root_offsets, close_root_items = _csr(close_roots)
     return RowPool(rows=np.ascontiguousarray(rows, dtype="<u4"), accept_of=accept_of,
                    q_offsets=i32(q_offsets), q_accepts=i32(q_accepts), q_rows=i32(q_rows),
-                   close_offsets=i32(close_offsets), close_sets=i32(close_sets), close_rows=i32(close_rows))
+                   close_offsets=i32(close_offsets), close_sets=i32(close_sets), close_rows=i32(close_rows),
+                   q_root_offsets=q_root_offsets, q_roots=q_root_items,
+                   close_root_offsets=close_root_offsets, close_roots=close_root_items)

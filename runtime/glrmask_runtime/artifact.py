@@ -19,7 +19,7 @@ from glrmask_runtime.errors import ArtifactError, TokenizerMismatch
 from glrmask_runtime.format import Container, read_container
 from glrmask_runtime.recognizer import Recognizer
 from glrmask_runtime.schema import ARTIFACT_KIND as ARTIFACT_KIND
-from glrmask_runtime.schema import sections_for
+from glrmask_runtime.schema import optional_sections_for, sections_for
 from glrmask_runtime.tables import LexerTables, LRTables
 
 if TYPE_CHECKING:
@@ -75,14 +75,22 @@ class Artifact:
         if self.container.format_version == 1:
             self.dwa_roots = [(0,)] * self.lr.n_states
             self.accept_of, self.row_maps = _dense_row_maps(s["dwa.row_by_lexer_state"])
-            self.closes: list[tuple[tuple[int, int], ...]] = [()] * self.lexer.n_states
+            every = frozenset([0])
+            self.q_roots: list[frozenset[int]] = [every] * self.lexer.n_states
+            self.closes: list[tuple[tuple[int, int, frozenset[int]], ...]] = [()] * self.lexer.n_states
         else:
             offsets, roots = s["dwa.root_offsets"].tolist(), s["dwa.roots"].tolist()
             self.dwa_roots = [tuple(roots[lo:hi]) for lo, hi in pairwise(offsets)]
             self.accept_of = s["dwa.accept_of"].tolist() if eager else s["dwa.accept_of"]
             self.row_maps = _CSRDicts(s["rows.q_offsets"], s["rows.q_accepts"], s["rows.q_rows"], eager)
             offsets, sets, rows = (s[f"rows.close_{n}"].tolist() for n in ("offsets", "sets", "rows"))
-            self.closes = [tuple(zip(sets[lo:hi], rows[lo:hi], strict=True)) for lo, hi in pairwise(offsets)]
+            every = frozenset(roots)
+            self.q_roots = _root_sets(s, "dwa.q_root", self.lexer.n_states, every)
+            close_roots = _root_sets(s, "rows.close_root", len(sets), every)
+            self.closes = [tuple(zip(sets[lo:hi], rows[lo:hi], close_roots[lo:hi], strict=True))
+                           for lo, hi in pairwise(offsets)]
+        # (lexer state, LR state) -> the roots a walk from that top takes there (roots_at)
+        self._roots_at: dict[int, tuple[int, ...]] = {}
         self._bool_rows: dict[int, np.ndarray] = {}
         _prefault(self.rows)
         _LOADED[(self._abspath, self.fingerprint)] = self
@@ -94,9 +102,13 @@ class Artifact:
         if self.metadata.get("kind") != ARTIFACT_KIND:
             raise ArtifactError(self.path, "not a GLRMask Parser DWA artifact", ARTIFACT_KIND,
                                 self.metadata.get("kind"))
-        for name, spec in sections_for(self.container.format_version).items():
+        version = self.container.format_version
+        optional = optional_sections_for(version)
+        for name, spec in {**sections_for(version), **optional}.items():
             array = self._sections.get(name)
             if array is None:
+                if name in optional:
+                    continue
                 raise ArtifactError(self.path, f"missing section {name}")
             if array.dtype != spec.dtype or array.ndim != spec.ndim:
                 raise ArtifactError(self.path, f"section {name} has the wrong type",
@@ -117,6 +129,16 @@ class Artifact:
                                 f"{n_terminals - 1} strings", names if not isinstance(names, list) else
                                 f"{len(names)} items")
         self.terminal_names: tuple[str, ...] | None = tuple(names) if names is not None else None
+
+    def roots_at(self, lexer_state: int, top: int) -> tuple[int, ...]:
+        """The roots walked from a top in LR state `top` when the open lexeme is in `lexer_state`:
+        those the top lists whose walks can give a non-empty row there (cached per pair)."""
+        key = lexer_state * self.lr.n_states + top
+        found = self._roots_at.get(key)
+        if found is None:
+            allowed = self.q_roots[lexer_state]
+            found = self._roots_at[key] = tuple(r for r in self.dwa_roots[top] if r in allowed)
+        return found
 
     def token_bytes(self, token_id: int) -> bytes:
         """The token's bytes (b"" for special tokens); cached per token, since commits repeat them."""
@@ -232,6 +254,12 @@ def _validate_tables(art: Artifact) -> None:
                and s["rows.close_rows"].shape == s["rows.close_sets"].shape, p, "close table offsets")
         _check(_in_range(s["rows.close_sets"], 1, n_sets) and _in_range(s["rows.close_rows"], 0, n_rows), p,
                "close table")
+        for kind, n in (("dwa.q_root", n_lex), ("rows.close_root", s["rows.close_sets"].size)):
+            if f"{kind}s" in s or f"{kind}_offsets" in s:
+                offsets, roots = s.get(f"{kind}_offsets"), s.get(f"{kind}s")
+                _check(offsets is not None and roots is not None and offsets.shape == (n + 1,)
+                       and _monotone(offsets, roots.size) and _in_range(roots, 0, n_dwa), p,
+                       f"walk filter {kind}s")
     else:
         row_table = s["dwa.row_by_lexer_state"]
         _check(row_table.shape == (n_lex, n_dwa) and _in_range(row_table, 0, n_rows), p, "DWA row table")
@@ -239,6 +267,16 @@ def _validate_tables(art: Artifact) -> None:
     _check(art._token_offsets.shape == (art.vocab_size + 1,)
            and _monotone(art._token_offsets, art._token_data.size), p, "token byte offsets")
     _check(all(0 <= t < art.vocab_size for t in art.eos_token_ids), p, "EOS id out of range")
+
+
+def _root_sets(s: Any, kind: str, n: int, every: frozenset[int]) -> list[frozenset[int]]:
+    """The optional walk filter `kind` (CSR over n entries) as one frozenset per entry (equal sets
+    one object); every root for each entry when the artifact has no filter."""
+    if f"{kind}s" not in s:
+        return [every] * n
+    offsets, roots = s[f"{kind}_offsets"].tolist(), s[f"{kind}s"].tolist()
+    shared: dict[frozenset[int], frozenset[int]] = {}
+    return [shared.setdefault(frozenset(roots[lo:hi]), frozenset(roots[lo:hi])) for lo, hi in pairwise(offsets)]
 
 
 def _monotone(offsets: np.ndarray, total: int) -> bool:

@@ -65,39 +65,60 @@ class Matcher:
 
     # ----- masks -------------------------------------------------------------------------------
 
-    def _walk(self, stacks: tuple[GSSNode, ...]) -> list[int]:
-        """The accept ids of the DWA states where the walks down `stacks` end (any lexer state)."""
+    def _accepts(self, walked: _Walked, lexer_state: int, allowed: frozenset[int] | None = None) -> list[int]:
+        """The accept ids where the walks down `walked.stacks` end, from the roots each top lists
+        that can matter at `lexer_state` (and are in `allowed`, when given); each root's walk is
+        done once per set of stacks."""
         art = self._art
-        accept_of, edges, default, roots_of = art.accept_of, art.dwa_edges, art.dwa_default, art.dwa_roots
-        if len(stacks) != 1:
-            return _dag_accepts(accept_of, edges, default,
-                                [(node, root) for node in stacks for root in roots_of[node.state]])
-        top = stacks[0]
+        by_root = walked.by_root
+        stacks = walked.stacks
         found: list[int] = []
-        for d in roots_of[top.state]:     # one walk per group; a linear stack needs no bookkeeping
-            node = top
-            while True:
-                nxt = edges[d].get(node.state, default[d])
-                if nxt == _NO_STATE:
-                    break
-                d = nxt
-                parents = node.parents
-                if len(parents) != 1:
-                    if parents:   # a merged GSS node: finish with the general walk
-                        found += _dag_accepts(accept_of, edges, default, [(p, d) for p in parents])
-                        d = -1
-                    break
-                node = parents[0]
-            if d >= 0:
-                found.append(accept_of[d])
+        if len(stacks) == 1:
+            top = stacks[0]
+            roots = art.roots_at(lexer_state, top.state)
+            for d in roots:
+                if allowed is not None and d not in allowed:
+                    continue
+                accepts = by_root.get(d)
+                if accepts is None:
+                    accepts = by_root[d] = self._walk_linear(top, d)
+                found += accepts
+            return found
+        wanted = art.q_roots[lexer_state]
+        every = sorted({d for node in stacks for d in art.dwa_roots[node.state]
+                        if d in wanted and (allowed is None or d in allowed)})
+        for d in every:
+            accepts = by_root.get(d)
+            if accepts is None:
+                accepts = by_root[d] = _dag_accepts(art.accept_of, art.dwa_edges, art.dwa_default,
+                                                    [(node, d) for node in stacks if d in art.dwa_roots[node.state]])
+            found += accepts
         return found
+
+    def _walk_linear(self, top: GSSNode, d: int) -> list[int]:
+        """The accept ids where the walk from root `d` down the stack under `top` ends (one, unless
+        it meets a merged GSS node below)."""
+        art = self._art
+        edges, default = art.dwa_edges, art.dwa_default
+        node = top
+        while True:
+            nxt = edges[d].get(node.state, default[d])
+            if nxt == _NO_STATE:
+                return [art.accept_of[d]]
+            d = nxt
+            parents = node.parents
+            if len(parents) != 1:
+                if parents:   # a merged GSS node: finish with the general walk
+                    return _dag_accepts(art.accept_of, edges, default, [(p, d) for p in parents])
+                return [art.accept_of[d]]
+            node = parents[0]
 
     def _walked(self, stacks: tuple[GSSNode, ...]) -> _Walked:
         """The walks' results on `stacks`, kept while the stacks stay the same object (a token that
         closes no lexeme changes only the lexer state: most steps on code grammars)."""
         walked = self._walked_last
         if walked is None or walked.stacks is not stacks:
-            walked = self._walked_last = _Walked(stacks, self._walk(stacks))
+            walked = self._walked_last = _Walked(stacks)
         return walked
 
     def _mask(self) -> int | np.ndarray:
@@ -113,33 +134,39 @@ class Matcher:
         if cached is not None and cached[0] is state:     # mask() then commit() on one state
             return cached[1]
         walked = self._walked(state.stacks)
-        row_map = art.row_maps[state.lexer_state]
-        row_ids = [row_map.get(accept, 0) for accept in walked.accepts]
-        closes = art.closes[state.lexer_state]
+        q = state.lexer_state
+        row_map = art.row_maps[q]
+        row_ids = [row for row in (row_map.get(accept, 0) for accept in self._accepts(walked, q)) if row]
+        closes = art.closes[q]
         mask: int | np.ndarray
-        if not closes and len(row_ids) == 1:
-            mask = row_ids[0]
+        if not closes and len(row_ids) <= 1:
+            mask = row_ids[0] if row_ids else 0
         else:
             pool = art.rows
-            mask = np.bitwise_or.reduce(pool[row_ids], axis=0)
-            for set_id, closing_tokens in closes:
-                after = walked.after_close.get(set_id)
+            mask = _union(pool, row_ids)
+            for set_id, closing_tokens, allowed in closes:
+                key = (set_id, allowed)
+                after = walked.after_close.get(key)
                 if after is None:
-                    after = walked.after_close[set_id] = self._after_close(state.stacks, set_id)
+                    after = walked.after_close[key] = self._after_close(walked, set_id, allowed)
                 if after is not _NOTHING:
                     mask |= pool[closing_tokens] & after
         self._cached = (state, mask)
         return mask
 
-    def _after_close(self, stacks: tuple[GSSNode, ...], set_id: int) -> np.ndarray:
-        """The DWA's mask from START on the stacks after closing a lexeme as `set_id`."""
+    def _after_close(self, walked: _Walked, set_id: int, allowed: frozenset[int]) -> np.ndarray:
+        """The DWA's mask from START, over the roots in `allowed`, on the stacks after closing a
+        lexeme as `set_id`."""
         art = self._art
-        closed = art.recognizer.close_lexeme(stacks, set_id)
-        if not closed:
+        closed = walked.closed.get(set_id)
+        if closed is None:
+            stacks = art.recognizer.close_lexeme(walked.stacks, set_id)
+            closed = walked.closed[set_id] = _Walked(stacks) if stacks else _NO_STACKS
+        if closed is _NO_STACKS:
             return _NOTHING
         row_map = art.row_maps[START]
-        after: np.ndarray = np.bitwise_or.reduce(art.rows[[row_map.get(a, 0) for a in self._walk(closed)]], axis=0)
-        return after
+        rows = [row for row in (row_map.get(a, 0) for a in self._accepts(closed, START, allowed)) if row]
+        return _union(art.rows, rows) if rows else _NOTHING
 
     def fill_bitmask(self, bitmask: np.ndarray, index: int = 0) -> None:
         """Write the allowed tokens into row `index` of an int32 (batch, ceil(vocab/32)) bitmask.
@@ -288,18 +315,29 @@ def _as_index(what: str, value: object) -> int:
 
 
 class _Walked:
-    """What the mask needs from one set of stacks whatever the lexer state: the accept ids where the
-    walks end, and per closing term set the mask from START after closing the lexeme so (filled as
-    asked)."""
+    """What masks need from one set of stacks whatever the lexer state: per root, the accept ids
+    where its walks end; per (closing term set, roots), the mask from START after closing the
+    lexeme so; per closing term set, the stacks after it (each filled as asked)."""
 
-    __slots__ = ("stacks", "accepts", "after_close")
+    __slots__ = ("stacks", "by_root", "after_close", "closed")
 
-    def __init__(self, stacks: tuple[GSSNode, ...], accepts: list[int]) -> None:
-        self.stacks, self.accepts = stacks, accepts
-        self.after_close: dict[int, np.ndarray] = {}
+    def __init__(self, stacks: tuple[GSSNode, ...]) -> None:
+        self.stacks = stacks
+        self.by_root: dict[int, list[int]] = {}
+        self.after_close: dict[tuple[int, frozenset[int]], np.ndarray] = {}
+        self.closed: dict[int, _Walked] = {}
 
 
-_NOTHING = np.zeros(0, dtype="<u4")   # after_close of a lexeme no stack can take
+_NOTHING = np.zeros(0, dtype="<u4")   # after_close of a lexeme no stack can take (or no row after it)
+_NO_STACKS = _Walked(())
+
+
+def _union(pool: np.ndarray, rows: list[int]) -> np.ndarray:
+    """The OR of pool rows, as a new array (the empty row for none)."""
+    mask: np.ndarray = pool[rows[0] if rows else 0].copy()
+    for row in rows[1:]:
+        np.bitwise_or(mask, pool[row], out=mask)
+    return mask
 
 
 def _dag_accepts(accept_of: AcceptIds, edges: dict[int, dict[int, int]], default: list[int],

@@ -67,6 +67,17 @@ _GROUPED: Mapping[str, SectionSpec] = MappingProxyType({
     "rows.q_offsets": _spec("<i4", 1), "rows.q_accepts": _spec("<i4", 1), "rows.q_rows": _spec("<i4", 1),
     "rows.close_offsets": _spec("<i4", 1), "rows.close_sets": _spec("<i4", 1), "rows.close_rows": _spec("<i4", 1),
 })
+# Optional in format 2 and later (older runtimes ignore them; without them every root is walked): the
+# roots whose walks can give a non-empty row at lexer state q are dwa.q_roots[dwa.q_root_offsets[q]:
+# dwa.q_root_offsets[q + 1]], and those whose walks from START can accept a closing token of runtime
+# close j are rows.close_roots[rows.close_root_offsets[j]:rows.close_root_offsets[j + 1]].
+_WALK_FILTERS: Mapping[str, SectionSpec] = MappingProxyType({
+    "dwa.q_root_offsets": _spec("<i4", 1), "dwa.q_roots": _spec("<i4", 1),
+    "rows.close_root_offsets": _spec("<i4", 1), "rows.close_roots": _spec("<i4", 1),
+})
+OPTIONAL_BY_VERSION: Mapping[int, Mapping[str, SectionSpec]] = MappingProxyType({
+    1: MappingProxyType({}), 2: _WALK_FILTERS, 3: _WALK_FILTERS,
+})
 SECTIONS_BY_VERSION: Mapping[int, Mapping[str, SectionSpec]] = MappingProxyType({
     1: MappingProxyType({"dwa.row_by_lexer_state": _spec("<i4", 2)}),
     2: _GROUPED,
@@ -83,18 +94,27 @@ def sections_for(version: int) -> dict[str, SectionSpec]:
     return {name: both[name] for name in sorted(both)}
 
 
+def optional_sections_for(version: int) -> dict[str, SectionSpec]:
+    """The sections an artifact of `version` may have, by name (sorted); checked when present."""
+    sections_for(version)      # the version check
+    extra = OPTIONAL_BY_VERSION[version]
+    return {name: extra[name] for name in sorted(extra)}
+
+
 def conform_sections(arrays: Mapping[str, object], version: int = FORMAT_VERSION) -> dict[str, np.ndarray]:
     """`arrays` (numpy arrays or lists) as the schema's dtypes, C-contiguous, sorted by name.
 
-    Raises ValueError for names that are missing or not in the schema of `version`, for the wrong
-    number of dimensions and for values the schema dtype cannot hold; TypeError for non-integers.
-    The cast never changes a value, so equal inputs give equal bytes.
+    Raises ValueError for names that are missing (optional ones may be) or not in the schema of
+    `version`, for the wrong number of dimensions and for values the schema dtype cannot hold;
+    TypeError for non-integers. The cast never changes a value, so equal inputs give equal bytes.
     """
-    schema = sections_for(version)
-    missing, unknown = sorted(set(schema) - set(arrays)), sorted(set(arrays) - set(schema))
+    schema, optional = sections_for(version), optional_sections_for(version)
+    missing = sorted(set(schema) - set(arrays))
+    unknown = sorted(set(arrays) - set(schema) - set(optional))
     if missing or unknown:
         raise ValueError(f"sections do not match the format-{version} schema: missing {missing}, unknown {unknown}")
-    return {name: _conform(name, arrays[name], spec) for name, spec in schema.items()}
+    every = {**schema, **optional}
+    return {name: _conform(name, arrays[name], every[name]) for name in sorted(arrays)}
 
 
 def _conform(name: str, value: object, spec: SectionSpec) -> np.ndarray:

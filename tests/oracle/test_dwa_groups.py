@@ -7,12 +7,15 @@ their edge and row dicts lazily, with the same masks."""
 from __future__ import annotations
 
 import collections
+import dataclasses
 
 import numpy as np
 import pytest
 
 import glrmask_runtime
 import glrmask_runtime.artifact
+import glrmask_runtime.matcher
+import glrmask_runtime.schema
 from devtools.brute_force import sampled_states
 from devtools.builds import JSON_GRAMMAR, LARK_GRAMMARS, Built, built
 from devtools.data import corpus_path
@@ -60,6 +63,22 @@ def test_groups_are_gated_by_the_top_state():
     n_groups = art.metadata["dwa"]["n_groups"]
     walks = [len(roots) for roots in art.dwa_roots]
     assert min(walks) < n_groups and max(walks) <= n_groups
+
+
+@pytest.mark.parametrize("name", ["json", "lark"])
+def test_walk_filters_skip_only_walks_that_give_nothing(name):
+    """The walk filters (roots that can give a row at a lexer state, or accept a closing token after
+    a runtime close) change no mask: the same artifact loaded without them walks every root."""
+    b = grouped(name)
+    art = b.artifact
+    optional = glrmask_runtime.schema.optional_sections_for(art.container.format_version)
+    bare = glrmask_runtime.artifact.Artifact(dataclasses.replace(
+        art.container, sections={k: v for k, v in art.container.sections.items() if k not in optional}))
+    assert any(len(art.roots_at(q, p)) < len(bare.roots_at(q, p))
+               for q in range(art.lexer.n_states) for p in range(art.lr.n_states))
+    for matcher in sampled_states(b, CASES[name][1](), 100, seed=15):
+        twin = glrmask_runtime.matcher.Matcher(bare, matcher._state)
+        assert np.array_equal(matcher.mask(), twin.mask())
 
 
 def test_lazily_built_dicts_give_the_same_masks(monkeypatch):

@@ -44,13 +44,15 @@ def _paths(node) -> list[tuple[int, ...]]:
     return [(node.state,) + rest for parent in node.parents for rest in _paths(parent)]
 
 
-def _walk_rows(art, lexer_state: int, stacks, cost: Cost) -> list[int]:
+def _walk_rows(art, lexer_state: int, stacks, cost: Cost, allowed=None) -> list[int]:
     rows = []
     paths = [path for top in stacks for path in _paths(top)]
     cost.paths = max(cost.paths, len(paths))
     for path in paths:
-        cost.roots = max(cost.roots, len(art.dwa_roots[path[0]]))
-        for d in art.dwa_roots[path[0]]:
+        roots = [d for d in art.dwa_roots[path[0]]
+                 if d in art.q_roots[lexer_state] and (allowed is None or d in allowed)]
+        cost.roots = max(cost.roots, len(roots))
+        for d in roots:
             steps = 0
             for state in path:
                 nxt = art.dwa_edges[d].get(state, art.dwa_default[d])
@@ -70,10 +72,10 @@ def brute_cost(art, matcher) -> Cost:
     rows = _walk_rows(art, state.lexer_state, state.stacks, cost)
     mask = np.bitwise_or.reduce(art.rows[rows], axis=0)
     cost.rows = len(rows)
-    for set_id, closing in art.closes[state.lexer_state]:
+    for set_id, closing, allowed in art.closes[state.lexer_state]:
         stacks = art.recognizer.close_lexeme(state.stacks, set_id)
         if stacks:
-            after = _walk_rows(art, START, stacks, cost)
+            after = _walk_rows(art, START, stacks, cost, allowed)
             mask = mask | (art.rows[closing] & np.bitwise_or.reduce(art.rows[after], axis=0))
             cost.rows += 1 + len(after)
     expected = np.zeros((1, art.rows.shape[1]), dtype=np.int32)

@@ -8,7 +8,13 @@ import pytest
 from devtools.builds import JSON_GRAMMAR, built
 from glrmask_cli.pipeline import artifact_sections
 from glrmask_runtime.format import FORMAT_VERSION, READABLE_VERSIONS
-from glrmask_runtime.schema import SECTIONS_BY_VERSION, conform_sections, sections_for
+from glrmask_runtime.schema import (
+    OPTIONAL_BY_VERSION,
+    SECTIONS_BY_VERSION,
+    conform_sections,
+    optional_sections_for,
+    sections_for,
+)
 
 
 @pytest.fixture(scope="module")
@@ -17,7 +23,9 @@ def sections():
 
 
 def test_writer_output_is_exactly_the_schema_the_loader_checks(sections):
-    schema = sections_for(FORMAT_VERSION)
+    """The compiler writes every section of its format, the optional walk filters included."""
+    every = {**sections_for(FORMAT_VERSION), **optional_sections_for(FORMAT_VERSION)}
+    schema = {name: every[name] for name in sorted(every)}
     assert list(sections) == list(schema)
     for name, array in sections.items():
         assert (array.dtype, array.ndim) == (schema[name].dtype, schema[name].ndim), name
@@ -28,8 +36,17 @@ def test_writer_output_is_exactly_the_schema_the_loader_checks(sections):
 
 
 def test_every_readable_format_version_has_a_schema():
-    assert set(SECTIONS_BY_VERSION) == set(READABLE_VERSIONS)
+    assert set(SECTIONS_BY_VERSION) == set(READABLE_VERSIONS) == set(OPTIONAL_BY_VERSION)
     assert "dwa.row_by_lexer_state" in sections_for(1) and "dwa.roots" not in sections_for(1)
+
+
+def test_optional_sections_may_be_left_out(sections):
+    """An artifact without the walk filters is what older compilers wrote: conformed and loaded
+    (every root is walked then)."""
+    optional = optional_sections_for(FORMAT_VERSION)
+    assert optional and not set(optional) & set(sections_for(FORMAT_VERSION))
+    kept = conform_sections({name: a for name, a in sections.items() if name not in optional})
+    assert not set(kept) & set(optional)
 
 
 def test_conform_refuses_a_missing_or_unknown_section(sections):
