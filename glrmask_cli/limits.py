@@ -71,9 +71,10 @@ class BuildLimits:
         "node and a bit in every state's set per outcome) before auto tries the next layout (not an "
         "error; verilog x cl100k, the largest 'one' so far: 17k; 1,000 keywords + NAME: 342k)")
     max_nfa_nodes_auto: int = _limit(
-        400_000, "parser DWA",
+        150_000, "parser DWA",
         "--layout auto: read-NFA nodes a layout other than the last may use before auto tries the "
-        "next layout (not an error)")
+        "next layout (not an error; verilog x cl100k, the largest 'one' so far: 72k nodes; a failed "
+        "try costs about 1 s per 40k nodes)")
     max_dwa_states_auto: int = _limit(
         200_000, "parser DWA",
         "--layout auto: subset states a layout other than the last may use before auto tries the "
