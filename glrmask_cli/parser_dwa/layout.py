@@ -97,10 +97,11 @@ def _group_builder(pool: StatePool, term_sets: list[tuple[int, ...]], effects: S
 
 def _merge_small(groups: list[Group], parts: list[Part], pool: StatePool,
                  max_merged_states: int) -> tuple[list[Group], list[Part]]:
-    """Fewer walks per mask: the smallest groups, `max_merged_states` states together at most, become one
-    group if its automaton (their automata walked in step, `StatePool.add_union`) stays within twice
-    their total (they mostly read the stack in step; python eval_input x gpt2: the 52 smallest of 65
-    groups, 20,420 states apart, 10,051 together)."""
+    """Fewer walks per mask: the smallest groups, `max_merged_states` states together at most, are
+    merged into as few groups as possible, each of whose automaton (their automata walked in step,
+    `StatePool.add_union`) stays within twice their total (they mostly read the stack in step;
+    python eval_input x gpt2: the 52 smallest of 65 groups, 20,420 states apart, 10,051 together).
+    Smallest first: a run of groups whose union is too large is halved until it fits."""
     order = sorted(range(len(groups)), key=lambda i: (parts[i].n_states, i))
     chosen, total = [], 0
     for i in order:
@@ -108,16 +109,26 @@ def _merge_small(groups: list[Group], parts: list[Part], pool: StatePool,
             break
         chosen.append(i)
         total += parts[i].n_states
-    if len(chosen) < 2:
-        return groups, parts
-    union = Group(frozenset().union(*(groups[i].subtrees for i in chosen)),
-                  frozenset().union(*(groups[i].exact for i in chosen)))
-    try:
-        merged = pool.add_union([parts[i].root for i in chosen], 2 * total)
-    except LimitExceeded:
-        return groups, parts
-    rest = [i for i in range(len(groups)) if i not in set(chosen)]
-    return [union] + [groups[i] for i in rest], [merged] + [parts[i] for i in rest]
+    merged: list[tuple[Group, Part]] = []
+    done: set[int] = set()
+    start = 0
+    while len(chosen) - start >= 2:
+        size = len(chosen) - start
+        while size >= 2:
+            run = chosen[start:start + size]
+            try:
+                part = pool.add_union([parts[i].root for i in run], 2 * sum(parts[i].n_states for i in run))
+            except LimitExceeded:
+                size //= 2
+                continue
+            merged.append((Group(frozenset().union(*(groups[i].subtrees for i in run)),
+                                 frozenset().union(*(groups[i].exact for i in run))), part))
+            done.update(run)
+            break
+        start += max(size, 1)
+    rest = [i for i in range(len(groups)) if i not in done]
+    return ([group for group, _ in merged] + [groups[i] for i in rest],
+            [part for _, part in merged] + [parts[i] for i in rest])
 
 
 def _grouped(tdwa: TerminalDWA, group_dwa, ticker: Ticker, pool: StatePool) -> tuple[list[Group], list[Part]]:

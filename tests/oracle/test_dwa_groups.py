@@ -169,6 +169,33 @@ def test_small_groups_are_merged_back_into_one(tmp_path):
     assert_masks_equal(merged, sampled_states(merged, lark_documents(), 150, seed=14))
 
 
+def test_a_union_too_large_is_halved_until_it_fits(monkeypatch, tmp_path):
+    """When the smallest groups together make too large an automaton, they are merged in smaller
+    runs (here: no run of more than 3 groups fits), with the same masks."""
+    from devtools.builds import vocabulary
+    from glrmask_cli.errors import LimitExceeded
+    from glrmask_cli.parser_dwa.determinize import StatePool
+    from glrmask_cli.pipeline import build_artifact
+
+    real = StatePool.add_union
+    runs = []
+
+    def at_most_three(self, roots, max_states):
+        if len(roots) > 3:
+            raise LimitExceeded("max_dwa_states", max_states, "parser DWA union", "test: too many groups")
+        runs.append(len(roots))
+        return real(self, roots, max_states)
+
+    monkeypatch.setattr(StatePool, "add_union", at_most_three)
+    apart = grouped("lark").artifact.metadata["dwa"]["n_groups"]
+    result = build_artifact(CASES["lark"][0], tmp_path / "runs.glrm", tokenizer=vocabulary("small-gpt2"),
+                            layout="grouped", limits=BuildLimits(max_merged_states=20_000))
+    groups = len(result.compiled.parser_dwa.groups)
+    assert len(runs) >= 2 and groups == apart - sum(n - 1 for n in runs)
+    merged = Built(glrmask_runtime.load(result.path), result.compiled.vocab, result.compiled, result.path)
+    assert_masks_equal(merged, sampled_states(merged, lark_documents(), 100, seed=16))
+
+
 @pytest.mark.slow
 def test_sql_string_alias_after_a_column_when_its_group_is_split(monkeypatch, tmp_path):
     """Regression (sql x cl100k_base, brute-force oracle): after `SELECT cost_of_tr` the token `"",\\n`
