@@ -17,7 +17,6 @@ consumed iff the top state has an action on it, so its check reads at most the t
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -248,17 +247,25 @@ class _Splicer:
         return enters
 
 
-@dataclass(frozen=True)
 class EffectIndex:
     """What every group's splice looks up in the effect graphs, computed once per build: each
-    graph's `reach_by_top` and its roots by the top state they read."""
+    graph's roots by the top state they read, and its `reach_by_top` (on first use: 3,000 keywords
+    have 3,000 graphs, most never consumed inside a token)."""
 
-    reach: list[dict[int, Reach]]
-    roots_by_top: list[dict[int, tuple[int, ...]]]
+    def __init__(self, graphs: Sequence[EffectGraph]) -> None:
+        self._graphs = graphs
+        self.roots_by_top = [_roots_by_top(graph) for graph in graphs]
+        self._reach: dict[int, dict[int, Reach]] = {}
+
+    def reach(self, terminal: int) -> dict[int, Reach]:
+        found = self._reach.get(terminal)
+        if found is None:
+            found = self._reach[terminal] = reach_by_top(self._graphs[terminal])
+        return found
 
 
 def index_effects(graphs: Sequence[EffectGraph]) -> EffectIndex:
-    return EffectIndex([reach_by_top(graph) for graph in graphs], [_roots_by_top(graph) for graph in graphs])
+    return EffectIndex(graphs)
 
 
 class TrieIndex:
@@ -321,7 +328,7 @@ class TrieIndex:
                     else:
                         needed = max(needed, below)
                     continue
-                by_top = self._reach_of[terminal]
+                by_top = self._reach_of(terminal)
                 for start in (top, ANY):
                     reach = by_top.get(start)
                     if reach is None:
