@@ -67,7 +67,12 @@ def sampled_states(b, documents: list[bytes], n_states: int, seed: int) -> list:
             states.append(matcher)
     rng.shuffle(states)
     states = states[: n_states // 2]
+    walks = 0
     while len(states) < n_states:
+        walks += 1
+        if walks > 20 * n_states:     # every walk stopped at once: masks empty where they must not be
+            raise AssertionError(f"random walks reached only {len(states)} of {n_states} states: "
+                                 "the masks are empty from the start")
         matcher = b.artifact.matcher()
         for _ in range(rng.randrange(1, 12)):
             allowed = np.flatnonzero(matcher.mask())
