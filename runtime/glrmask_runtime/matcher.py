@@ -342,22 +342,29 @@ def _union(pool: np.ndarray, rows: list[int]) -> np.ndarray:
 
 def _dag_accepts(accept_of: AcceptIds, edges: dict[int, dict[int, int]], default: list[int],
                  start: list[tuple[GSSNode, int]]) -> list[int]:
-    """Walk every path of a graph-structured stack; the accept ids of the states where walks end."""
+    """Walk every path of a graph-structured stack; the accept ids of the states where walks end.
+    Each (GSS node, DWA state) pair is walked from once (paths that meet again share the rest)."""
     found: set[int] = set()
     seen: set[tuple[int, int]] = set()
     todo = list(start)
     while todo:
         node, d = todo.pop()
-        key = (id(node), d)
-        if key in seen:
-            continue
-        seen.add(key)
-        nxt = edges[d].get(node.state, default[d])
-        if nxt == _NO_STATE:
-            found.add(accept_of[d])
-            continue
-        if not node.parents:
-            found.add(accept_of[nxt])
-            continue
-        todo.extend((parent, nxt) for parent in node.parents)
+        while True:
+            key = (id(node), d)
+            if key in seen:
+                break
+            seen.add(key)
+            nxt = edges[d].get(node.state, default[d])
+            if nxt == _NO_STATE:
+                found.add(accept_of[d])
+                break
+            parents = node.parents
+            if len(parents) == 1:       # follow a chain without the work list
+                node, d = parents[0], nxt
+                continue
+            if not parents:
+                found.add(accept_of[nxt])
+            else:
+                todo += [(parent, nxt) for parent in parents]
+            break
     return sorted(found)
