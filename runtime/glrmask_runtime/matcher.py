@@ -160,7 +160,7 @@ class Matcher:
         art = self._art
         closed = walked.closed.get(set_id)
         if closed is None:
-            stacks = art.recognizer.close_lexeme(walked.stacks, set_id)
+            stacks = walked.closed_stacks[set_id] = art.recognizer.close_lexeme(walked.stacks, set_id)
             closed = walked.closed[set_id] = _Walked(stacks) if stacks else _NO_STACKS
         if closed is _NO_STACKS:
             return _NOTHING
@@ -236,8 +236,10 @@ class Matcher:
             self._history.append((self._state, self._finished, token_id))
             self._finished = True
             return
+        walked = self._walked_last     # the mask's closes on these stacks, if it made any
+        known = walked.closed_stacks if walked is not None and walked.stacks is self._state.stacks else None
         try:
-            state = art.recognizer.feed_admitted(self._state, art.token_bytes(token_id))
+            state = art.recognizer.feed_admitted(self._state, art.token_bytes(token_id), known)
         except InputRejected as err:   # the DWA allowed it but the parser did not: a bug
             raise RuntimeError(f"internal inconsistency: token {token_id} is in the mask but {err}") from err
         self._history.append((self._state, self._finished, token_id))
@@ -317,15 +319,17 @@ def _as_index(what: str, value: object) -> int:
 class _Walked:
     """What masks need from one set of stacks whatever the lexer state: per root, the accept ids
     where its walks end; per (closing term set, roots), the mask from START after closing the
-    lexeme so; per closing term set, the stacks after it (each filled as asked)."""
+    lexeme so; per closing term set, the stacks after it and their walks (each filled as asked;
+    `commit` reuses the stacks after a close the mask made)."""
 
-    __slots__ = ("stacks", "by_root", "after_close", "closed")
+    __slots__ = ("stacks", "by_root", "after_close", "closed", "closed_stacks")
 
     def __init__(self, stacks: tuple[GSSNode, ...]) -> None:
         self.stacks = stacks
         self.by_root: dict[int, list[int]] = {}
         self.after_close: dict[tuple[int, frozenset[int]], np.ndarray] = {}
         self.closed: dict[int, _Walked] = {}
+        self.closed_stacks: dict[int, tuple[GSSNode, ...]] = {}
 
 
 _NOTHING = np.zeros(0, dtype="<u4")   # after_close of a lexeme no stack can take (or no row after it)

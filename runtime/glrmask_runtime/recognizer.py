@@ -9,7 +9,7 @@ bytes succeeds; EOS iff `can_finish`. States are immutable; a failed call change
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from glrmask_runtime.errors import InputRejected
@@ -71,14 +71,18 @@ class Recognizer:
             raise InputRejected(start, f"{what} {_excerpt(data, start)}", self._expected(stacks))
         return ParseState(open_state, stacks)
 
-    def feed_admitted(self, state: ParseState, data: bytes) -> ParseState:
+    def feed_admitted(self, state: ParseState, data: bytes,
+                      first_closes: Mapping[int, tuple[GSSNode, ...]] | None = None) -> ParseState:
         """`feed` for bytes the mask already admitted (one token's): the same state, without the
         checks the mask has made (the open lexeme's viability). A closed lexeme no stack can shift
-        still raises InputRejected: the mask and the parser disagree, which is a bug."""
+        still raises InputRejected: the mask and the parser disagree, which is a bug.
+        `first_closes`: `close_lexeme(state.stacks, set_id)` by set_id where already known (the
+        mask computed them), used for the first closed lexeme."""
         closed, open_state = self.scanner.scan(state.lexer_state, data)
         stacks = state.stacks
-        for set_id in closed:
-            stacks = self.close_lexeme(stacks, set_id)
+        for k, set_id in enumerate(closed):
+            known = first_closes.get(set_id) if k == 0 and first_closes else None
+            stacks = known if known is not None else self.close_lexeme(stacks, set_id)
             if not stacks:
                 return self.feed(state, data)   # raises the error `feed` gives for these bytes
         return ParseState(open_state, stacks)
