@@ -135,6 +135,10 @@ class Matcher:
             return cached[1]
         walked = self._walked(state.stacks)
         q = state.lexer_state
+        known = walked.masks.get(q)
+        if known is not None:        # the same stacks and lexer state as an earlier step
+            self._cached = (state, known)
+            return known
         row_map = art.row_maps[q]
         row_ids = [row for row in (row_map.get(accept, 0) for accept in self._accepts(walked, q)) if row]
         closes = art.closes[q]
@@ -152,6 +156,7 @@ class Matcher:
                 if after is not _NOTHING:
                     mask |= pool[closing_tokens] & after
         self._cached = (state, mask)
+        walked.masks[q] = mask
         return mask
 
     def _after_close(self, walked: _Walked, set_id: int, allowed: frozenset[int]) -> np.ndarray:
@@ -317,15 +322,16 @@ def _as_index(what: str, value: object) -> int:
 
 
 class _Walked:
-    """What masks need from one set of stacks whatever the lexer state: per root, the accept ids
+    """What masks need from one set of stacks: per lexer state, the mask; per root, the accept ids
     where its walks end; per (closing term set, roots), the mask from START after closing the
     lexeme so; per closing term set, the stacks after it and their walks (each filled as asked;
     `commit` reuses the stacks after a close the mask made)."""
 
-    __slots__ = ("stacks", "by_root", "after_close", "closed", "closed_stacks")
+    __slots__ = ("stacks", "by_root", "after_close", "closed", "closed_stacks", "masks")
 
     def __init__(self, stacks: tuple[GSSNode, ...]) -> None:
         self.stacks = stacks
+        self.masks: dict[int, int | np.ndarray] = {}     # lexer state -> the mask there
         self.by_root: dict[int, list[int]] = {}
         self.after_close: dict[tuple[int, frozenset[int]], np.ndarray] = {}
         self.closed: dict[int, _Walked] = {}
