@@ -32,7 +32,7 @@ from glrmask_cli.parser.normalize import NormalizedGrammar, normalize
 from glrmask_cli.parser.stack_effects import EffectGraph, build_effect_graphs, max_read_depth
 from glrmask_cli.parser_dwa.layout import AUTO_ORDER, Layout, ParserDWABuild, build_parser_dwa, closes_at_runtime
 from glrmask_cli.parser_dwa.rows import RowPool, build_rows
-from glrmask_cli.parser_dwa.splice import index_effects
+from glrmask_cli.parser_dwa.splice import EffectIndex
 from glrmask_cli.progress import NO_PROGRESS, Progress
 from glrmask_cli.terminal_dwa import TerminalDWA, build_terminal_dwa, spell_out_closes
 from glrmask_cli.vocab.registry import load_vocabulary
@@ -164,7 +164,7 @@ def _parser_dwa(stages: _Stages, layout: Layout, lexer: LexerTables, effects: tu
         with stages.stage("parser DWA"):
             progress.note(f"layout {name}")
             if index is None:
-                index = index_effects(effects)     # once, not per layout or group
+                index = EffectIndex(effects)     # once, not per layout or group
             try:
                 return build_parser_dwa(
                     name, tdwa, lexer, effects, lr,

@@ -25,7 +25,7 @@ from glrmask_cli.limits import DEFAULTS
 from glrmask_cli.parser.stack_effects import EffectGraph
 from glrmask_cli.parser_dwa.determinize import ParserDWA, Part, StatePool
 from glrmask_cli.parser_dwa.groups import Group, by_first_lexeme, split, walk_roots, whole
-from glrmask_cli.parser_dwa.splice import EffectIndex, TrieIndex, build_read_nfa, index_effects, index_trie
+from glrmask_cli.parser_dwa.splice import EffectIndex, TrieIndex, build_read_nfa
 from glrmask_cli.progress import NO_PROGRESS, Progress, Ticker
 from glrmask_cli.terminal_dwa import TerminalDWA
 from glrmask_runtime.tables import LexerTables, LRTables
@@ -57,15 +57,15 @@ def build_parser_dwa(layout: Layout, tdwa: TerminalDWA, lexer: LexerTables, effe
     determinize and minimize, in one layout (not "auto"; see the module docstring). Each group's
     read NFA may have `max_nfa_nodes` nodes and its subset construction `max_dwa_states` states
     (LimitExceeded past them; "grouped" first splits a group that is too large). `index`:
-    `index_effects(effects)` (pass it when building several layouts). `progress` counts groups."""
+    `EffectIndex(effects)` (pass it when building several layouts). `progress` counts groups."""
     if layout not in AUTO_ORDER:
         raise ValueError(f"build_parser_dwa builds one layout of {AUTO_ORDER}, not {layout!r}")
     term_sets = [lexer.term_set(i) for i in range(lexer.n_term_sets)]
     ignored = frozenset(int(t) for t in lexer.ignored)
     has_action = (np.diff(lr.action_offsets) > 0).reshape(lr.n_states, lr.n_terminals)
-    index = index if index is not None else index_effects(effects)
+    index = index if index is not None else EffectIndex(effects)
     pool = StatePool()      # the groups' states, shared; one automaton at the end
-    trie = index_trie(tdwa, term_sets, ignored, index)
+    trie = TrieIndex(tdwa, term_sets, ignored, index)
     group_dwa = _group_builder(pool, term_sets, effects, has_action, ignored, lr.end_terminal, index, trie,
                                max_nfa_nodes, max_dwa_states)
     if layout == "grouped":
@@ -109,26 +109,28 @@ def _merge_small(groups: list[Group], parts: list[Part], pool: StatePool,
             break
         chosen.append(i)
         total += parts[i].n_states
-    merged: list[tuple[Group, Part]] = []
-    done: set[int] = set()
+    merged_groups, merged_parts, done = [], [], set()
     start = 0
     while len(chosen) - start >= 2:
         size = len(chosen) - start
-        while size >= 2:
-            run = chosen[start:start + size]
+        part = None
+        while size >= 2 and part is None:
             try:
-                part = pool.add_union([parts[i].root for i in run], 2 * sum(parts[i].n_states for i in run))
+                part = pool.add_union([parts[i].root for i in chosen[start:start + size]],
+                                      2 * sum(parts[i].n_states for i in chosen[start:start + size]))
             except LimitExceeded:
                 size //= 2
-                continue
-            merged.append((Group(frozenset().union(*(groups[i].subtrees for i in run)),
-                                 frozenset().union(*(groups[i].exact for i in run))), part))
-            done.update(run)
-            break
-        start += max(size, 1)
+        if part is None:            # the smallest left merges with nothing: it stays a group
+            start += 1
+            continue
+        run = chosen[start:start + size]
+        merged_groups.append(Group(frozenset().union(*(groups[i].subtrees for i in run)),
+                                   frozenset().union(*(groups[i].exact for i in run))))
+        merged_parts.append(part)
+        done.update(run)
+        start += size
     rest = [i for i in range(len(groups)) if i not in done]
-    return ([group for group, _ in merged] + [groups[i] for i in rest],
-            [part for _, part in merged] + [parts[i] for i in rest])
+    return merged_groups + [groups[i] for i in rest], merged_parts + [parts[i] for i in rest]
 
 
 def _grouped(tdwa: TerminalDWA, group_dwa, ticker: Ticker, pool: StatePool) -> tuple[list[Group], list[Part]]:

@@ -264,10 +264,6 @@ class EffectIndex:
         return found
 
 
-def index_effects(graphs: Sequence[EffectGraph]) -> EffectIndex:
-    return EffectIndex(graphs)
-
-
 class TrieIndex:
     """What every group's splice looks up in one Terminal DWA's lexeme trie, computed once per
     Terminal DWA (the grouped layout of 1,000 keywords builds 1,000 groups):
@@ -343,11 +339,6 @@ class TrieIndex:
         return needed, missing
 
 
-def index_trie(tdwa: TerminalDWA, term_sets: list[tuple[int, ...]], ignored: frozenset[int],
-               index: EffectIndex) -> TrieIndex:
-    return TrieIndex(tdwa, term_sets, ignored, index)
-
-
 def _roots_by_top(graph: EffectGraph) -> dict[int, tuple[int, ...]]:
     by_top: dict[int, list[int]] = {}
     for top, node in graph.roots:
@@ -361,10 +352,10 @@ def build_read_nfa(tdwa: TerminalDWA, term_sets: list[tuple[int, ...]], graphs: 
                    index: EffectIndex | None = None, trie: TrieIndex | None = None) -> ReadNFA:
     """The read NFA of the outcomes of `group` (default: all) of the Terminal DWA (see the module
     docstring). `has_action[p, t]`: LR state p has an action on terminal t. LimitExceeded past
-    `max_nodes` nodes. `index`: `index_effects(graphs)`, `trie`: `index_trie(tdwa, ...)` (pass them
+    `max_nodes` nodes. `index`: `EffectIndex(graphs)`, `trie`: `TrieIndex(tdwa, ...)` (pass them
     when building many groups)."""
     group = group if group is not None else whole(tdwa)[0]
-    index = index if index is not None else index_effects(graphs)
-    trie = trie if trie is not None else index_trie(tdwa, term_sets, ignored, index)
+    index = index if index is not None else EffectIndex(graphs)
+    trie = trie if trie is not None else TrieIndex(tdwa, term_sets, ignored, index)
     return _Splicer(tdwa, term_sets, graphs, has_action, ignored, end_terminal, group, max_nodes, index,
                     trie).run()

@@ -61,10 +61,7 @@ class GLRParser:
             zip(single.tolist(), [shared[k] for k in which.reshape(-1).tolist()]))
         for cell in np.flatnonzero(counts > 1).tolist():
             self._cells[cell] = _decode_cell(actions[offsets[cell]:offsets[cell + 1]].tolist(), lhs, length)
-        # goto rows as dicts, made when a reduction first exposes the state (sql.lark: 12,596 rows of
-        # 200+ nonterminals; building them all took most of a load)
-        self._goto_table = np.asarray(tables.goto)
-        self._goto: list[dict[int, int] | None] = [None] * self._goto_table.shape[0]
+        self._goto = _GotoRows(np.asarray(tables.goto))
         self._bottom = (GSSNode(0, ()),)
 
     # ---- public API -----------------------------------------------------------------------------
@@ -151,16 +148,7 @@ class GLRParser:
                 if len(parents) != 1:
                     return _FALLBACK
                 exposed = parents[0]
-            row = goto[exposed.state]
-            if row is None:
-                row = self._goto_row(exposed.state)
-            node = GSSNode(row[nt], (exposed,))
-
-    def _goto_row(self, state: int) -> dict[int, int]:
-        found = self._goto_table[state]
-        (columns,) = np.nonzero(found >= 0)
-        row = self._goto[state] = dict(zip(columns.tolist(), found[columns].tolist()))
-        return row
+            node = GSSNode(goto[exposed.state][nt], (exposed,))
 
     def _reduce_all(self, stacks: tuple[GSSNode, ...], t: int) -> dict[int, _Entry]:
         """Unfreeze the tops into entries (one per state) and run every reduction on lookahead t."""
@@ -183,10 +171,7 @@ class GLRParser:
                 continue
             for nt, length in cell[1]:
                 for exposed in _nodes_below(parent, length - 1):
-                    row = goto[exposed.state]
-                    if row is None:
-                        row = self._goto_row(exposed.state)
-                    target = row[nt]
+                    target = goto[exposed.state][nt]
                     entry = entries.get(target)
                     if entry is None:
                         entry = entries[target] = _Entry(None)
@@ -194,6 +179,22 @@ class GLRParser:
                         entry.origin = None
                         work.append((target, exposed))
         return entries
+
+
+class _GotoRows(dict[int, dict[int, int]]):
+    """LR state -> its goto row (nonterminal -> target) as a dict, made when a reduction first
+    exposes the state (sql.lark: 12,596 rows of 200+ nonterminals; building them all took most of
+    a load)."""
+
+    def __init__(self, table: np.ndarray) -> None:
+        super().__init__()
+        self._table = table
+
+    def __missing__(self, state: int) -> dict[int, int]:
+        found = self._table[state]
+        (columns,) = np.nonzero(found >= 0)
+        row = self[state] = dict(zip(columns.tolist(), found[columns].tolist()))
+        return row
 
 
 def _decode_cell(packed: list[int], lhs: list[int], length: list[int]) -> tuple[tuple[int, ...],

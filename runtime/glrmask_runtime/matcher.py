@@ -45,7 +45,7 @@ class Matcher:
     machine (the artifact file must be at the same path there). The replay costs one commit per step.
     """
 
-    __slots__ = ("_art", "_state", "_finished", "_history", "_cached", "_replayable", "_walked_last")
+    __slots__ = ("_art", "_state", "_finished", "_history", "_replayable", "_walked_last")
 
     def __init__(self, artifact: Artifact, state: ParseState | None = None) -> None:
         self._art = artifact
@@ -53,7 +53,6 @@ class Matcher:
         self._finished = False
         # One entry per commit: (state before, finished before, what was committed).
         self._history: list[tuple[ParseState, bool, int | bytes]] = []
-        self._cached: tuple[ParseState, int | np.ndarray] | None = None   # the last state's mask
         self._replayable = state is None   # starts at the grammar's start: pickles as its commits
         self._walked_last: _Walked | None = None
 
@@ -130,14 +129,10 @@ class Matcher:
         if self._finished:
             return 0
         art, state = self._art, self._state
-        cached = self._cached
-        if cached is not None and cached[0] is state:     # mask() then commit() on one state
-            return cached[1]
         walked = self._walked(state.stacks)
         q = state.lexer_state
         known = walked.masks.get(q)
-        if known is not None:        # the same stacks and lexer state as an earlier step
-            self._cached = (state, known)
+        if known is not None:        # mask() then commit(), or the same stacks and lexer state again
             return known
         row_map = art.row_maps[q]
         row_ids = [row for row in (row_map.get(accept, 0) for accept in self._accepts(walked, q)) if row]
@@ -155,7 +150,6 @@ class Matcher:
                     after = walked.after_close[key] = self._after_close(walked, set_id, allowed)
                 if after is not _NOTHING:
                     mask |= pool[closing_tokens] & after
-        self._cached = (state, mask)
         walked.masks[q] = mask
         return mask
 
@@ -165,7 +159,7 @@ class Matcher:
         art = self._art
         closed = walked.closed.get(set_id)
         if closed is None:
-            stacks = walked.closed_stacks[set_id] = art.recognizer.close_lexeme(walked.stacks, set_id)
+            stacks = art.recognizer.close_lexeme(walked.stacks, set_id)
             closed = walked.closed[set_id] = _Walked(stacks) if stacks else _NO_STACKS
         if closed is _NO_STACKS:
             return _NOTHING
@@ -242,7 +236,8 @@ class Matcher:
             self._finished = True
             return
         walked = self._walked_last     # the mask's closes on these stacks, if it made any
-        known = walked.closed_stacks if walked is not None and walked.stacks is self._state.stacks else None
+        known = ({set_id: after.stacks for set_id, after in walked.closed.items()}
+                 if walked is not None and walked.closed and walked.stacks is self._state.stacks else None)
         try:
             state = art.recognizer.feed_admitted(self._state, art.token_bytes(token_id), known)
         except InputRejected as err:   # the DWA allowed it but the parser did not: a bug
@@ -327,15 +322,14 @@ class _Walked:
     lexeme so; per closing term set, the stacks after it and their walks (each filled as asked;
     `commit` reuses the stacks after a close the mask made)."""
 
-    __slots__ = ("stacks", "by_root", "after_close", "closed", "closed_stacks", "masks")
+    __slots__ = ("stacks", "by_root", "after_close", "closed", "masks")
 
     def __init__(self, stacks: tuple[GSSNode, ...]) -> None:
         self.stacks = stacks
         self.masks: dict[int, int | np.ndarray] = {}     # lexer state -> the mask there
         self.by_root: dict[int, list[int]] = {}
         self.after_close: dict[tuple[int, frozenset[int]], np.ndarray] = {}
-        self.closed: dict[int, _Walked] = {}
-        self.closed_stacks: dict[int, tuple[GSSNode, ...]] = {}
+        self.closed: dict[int, _Walked] = {}   # _NO_STACKS (stacks ()) where no stack takes it
 
 
 _NOTHING = np.zeros(0, dtype="<u4")   # after_close of a lexeme no stack can take (or no row after it)
