@@ -15,7 +15,7 @@ import lark
 from lark.load_grammar import load_grammar
 
 from bench.workloads import syncode_sql_grammar
-from glrmask_cli.grammar import TerminalSpec
+from glrmask_cli.grammar import TerminalSpec, terminal_spec
 from glrmask_cli.lexer import build_lexer
 
 REPO = Path(__file__).resolve().parent.parent
@@ -26,12 +26,8 @@ def terminal_specs(path: Path) -> tuple[list[TerminalSpec], list[str]]:
     g, _ = load_grammar(path.read_text(encoding="utf-8"), str(path), [str(LARK_GRAMMARS), str(path.parent)], False)
     start = [name for name, *_ in g.rule_defs][:1]
     terms, _, ignore = g.compile(start, set())          # terminals the rules use (as lark does)
-    specs = []
-    for t in sorted(terms, key=lambda t: t.name):
-        p = t.pattern
-        source = p.to_regexp() if p.type == "str" else p.value
-        specs.append(TerminalSpec(t.name, source, frozenset(p.flags), t.priority, p.type == "str", t.name))
-    return specs, list(ignore)
+    names = [t.name for t in terms]
+    return sorted((terminal_spec(t, names) for t in terms), key=lambda t: t.name), list(ignore)
 
 
 def run() -> dict:

@@ -42,18 +42,7 @@ def _regex_literal(t: TerminalSpec) -> str:
 
 
 def _string_literal(t: TerminalSpec) -> str:
-    value = _unescape(t.pattern)
-    return json.dumps(value, ensure_ascii=False) + ("i" if "i" in t.flags else "")
-
-
-def _unescape(escaped: str) -> str:
-    out, i = [], 0
-    while i < len(escaped):
-        if escaped[i] == "\\" and i + 1 < len(escaped):
-            i += 1
-        out.append(escaped[i])
-        i += 1
-    return "".join(out)
+    return json.dumps(t.value, ensure_ascii=False) + ("i" if "i" in t.flags else "")
 
 
 def spec_to_lark(spec: GrammarSpec) -> str:

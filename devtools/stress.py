@@ -11,7 +11,6 @@ import ast
 import glob
 import os
 import random
-import re
 from pathlib import Path
 
 from devtools.cfg_text import mutate, random_sentence
@@ -30,7 +29,7 @@ STRESS = {
 def stress_sentences(spec: GrammarSpec, n: int, seed: int) -> list[bytes]:
     """Up to `n` random sentences of `spec` (literal terminals only) and two byte mutations of each."""
     cfg = build_cfg(spec)
-    text_of = [re.sub(r"\\(.)", r"\1", t.pattern) for t in spec.terminals]
+    text_of = [t.value for t in spec.terminals]
     rng = random.Random(seed)
     found: dict[bytes, None] = {}
     for _ in range(n * 5):

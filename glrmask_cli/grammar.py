@@ -21,6 +21,7 @@ from lark.exceptions import GrammarError as LarkGrammarError
 from lark.exceptions import LarkError
 from lark.lexer import PatternStr, TerminalDef
 from lark.load_grammar import load_grammar as lark_load_grammar
+from lark.utils import get_regexp_width
 
 from glrmask_cli.errors import GrammarSyntaxError, UnsupportedFeature
 
@@ -31,15 +32,25 @@ BOM = "\ufeff"
 @dataclass(frozen=True)
 class TerminalSpec:
     name: str                  # Lark's name: "ESCAPED_STRING", "LBRACE", "__ANON_0", ...
-    pattern: str               # Python regex source; string literals are re.escape()d
+    value: str                 # Lark's pattern value: a literal's text, or a regexp's source
     flags: frozenset[str]      # subset of {"i", "m", "s", "x", "u"}
     priority: int              # Lark priority (TERM.2 -> 2), default 0
     is_literal: bool           # written as a string literal ("if", "{")
     display: str               # as the user wrote it: '"{"' or 'ESCAPED_STRING'
 
+    @property
+    def pattern(self) -> str:
+        """Python regex source (a literal's text re.escape()d), without the flags."""
+        return re.escape(self.value) if self.is_literal else self.value
+
     def to_regex(self) -> str:
         """The pattern with its flags applied inline, for Python's `re`."""
         return f"(?{''.join(sorted(self.flags))}:{self.pattern})" if self.flags else self.pattern
+
+    @property
+    def max_width(self) -> int:
+        """The longest text the terminal can match, as lark computes it (unbounded: a large number)."""
+        return len(self.value) if self.is_literal else int(get_regexp_width(self.to_regex())[1])
 
 
 @dataclass(frozen=True)
@@ -121,7 +132,7 @@ def _build_spec(text: str, source: str, stem: str, digest: str, start: str | Non
     used = {s for r in rules for s in r.rhs} | set(ignore)
     terminal_defs = [t for t in terminal_defs if t.name in used]
     _check_declared(rules, declared, {t.name for t in terminal_defs}, source, text)
-    terminals = tuple(sorted((_terminal(t, user_defined) for t in terminal_defs), key=lambda t: t.name))
+    terminals = tuple(sorted((terminal_spec(t, user_defined) for t in terminal_defs), key=lambda t: t.name))
     for t in terminals:
         _check_terminal(t, source, text)
     return GrammarSpec(name=stem, sha256=digest, start=start, terminals=terminals, rules=rules,
@@ -163,14 +174,15 @@ def _reachable(rules: tuple[RuleSpec, ...], start: str) -> tuple[RuleSpec, ...]:
     return tuple(r for r in rules if r.lhs in seen)
 
 
-def _terminal(t: TerminalDef, user_defined: set[str]) -> TerminalSpec:
+def terminal_spec(t: TerminalDef, user_defined: Iterable[str] = ()) -> TerminalSpec:
+    """A lark terminal as a TerminalSpec; names in `user_defined` are displayed by name, others
+    (anonymous literals and regexps) as written."""
     literal = isinstance(t.pattern, PatternStr)
-    pattern = re.escape(t.pattern.value) if literal else t.pattern.value
     if t.name in user_defined and not t.name.startswith("__"):  # "__IGNORE_0" comes from `%ignore /re/`
         display = t.name
     else:
         display = t.pattern.raw or (repr(t.pattern.value) if literal else f"/{t.pattern.value}/")
-    return TerminalSpec(name=t.name, pattern=pattern, flags=frozenset(t.pattern.flags),
+    return TerminalSpec(name=t.name, value=t.pattern.value, flags=frozenset(t.pattern.flags),
                         priority=int(t.priority), is_literal=literal, display=display)
 
 
@@ -271,4 +283,5 @@ def _where(source: str, text: str, name: str, declare: bool = False) -> str:
     return f"{source}:{line}:{col}"
 
 
-__all__ = ["DEFAULT_START", "GrammarSpec", "RuleSpec", "TerminalSpec", "load_grammar", "load_grammar_text"]
+__all__ = ["DEFAULT_START", "GrammarSpec", "RuleSpec", "TerminalSpec", "load_grammar", "load_grammar_text",
+           "terminal_spec"]

@@ -1,9 +1,9 @@
 """Prioritized byte NFA -> one terminal's byte DFA; Moore minimization shared with the scanner.
 
 Subset construction over byte classes. A DFA state is the list of NFA threads (state + pending
-lookahead obligations) plus the lookbehind monitors' states. Greedy terminals use thread *sets*
-(fullmatch language); terminals with lazy quantifiers keep threads in priority order and cut the
-lower-priority ones when a match is found (leftmost-first, i.e. where `re.match` ends the lexeme).
+lookahead obligations) in priority order, plus the lookbehind monitors' states; a thread that
+matches cuts the lower-priority ones (leftmost-first: a lexeme ends where `re.match` ends it, for
+`a|ab` after `a`, for a lazy `".*?"` at the first quote), and higher-priority threads go on.
 A match may depend on the byte after the lexeme (trailing lookahead): `close[s, c]`, c = 256 = end.
 Conventions: state 0 = DEAD, state 1 = START. Limit: `max_states` per terminal (limit max_pattern_dfa_states).
 """
@@ -39,9 +39,8 @@ def nfa_byte_classes(nfa: NFA) -> np.ndarray:
 
 
 class _Determinizer:
-    def __init__(self, nfa: NFA, ordered: bool):
+    def __init__(self, nfa: NFA):
         self.nfa = nfa
-        self.ordered = ordered
         self._sub_cache: dict[frozenset, frozenset] = {}
 
     # -- sub-NFAs (lookaround bodies): plain sets --------------------------------------------
@@ -141,8 +140,7 @@ class _Determinizer:
             if state == self.nfa.accept:
                 if self.peek_ok(obls, c):
                     matched = True
-                    if self.ordered:
-                        break
+                    break
             else:
                 live.append((state, obls))
         if c == EOF:
@@ -158,10 +156,10 @@ class _Determinizer:
         return matched, self.closure(seeds, new_monitors), new_monitors
 
 
-def determinize(nfa: NFA, ordered: bool, max_states: int = DEFAULTS.max_pattern_dfa_states) -> ByteDFA:
-    """Subset construction (ordered thread lists when `ordered`), then expanded to 256 columns.
+def determinize(nfa: NFA, max_states: int = DEFAULTS.max_pattern_dfa_states) -> ByteDFA:
+    """Subset construction over ordered thread lists, then expanded to 256 columns.
     LimitExceeded past `max_states` states."""
-    det = _Determinizer(nfa, ordered)
+    det = _Determinizer(nfa)
     reps = nfa_byte_classes(nfa)
     monitors0 = tuple(det.sub_closure([start]) for start, _ in nfa.monitors)
     start = (det.closure([(nfa.start, frozenset())], monitors0), monitors0)
@@ -169,7 +167,7 @@ def determinize(nfa: NFA, ordered: bool, max_states: int = DEFAULTS.max_pattern_
     states: list = [None, start]
 
     def key_of(threads, monitors):
-        return (tuple(threads) if ordered else frozenset(threads), monitors)
+        return (tuple(threads), monitors)
 
     keys[key_of(*start)] = START
     trans_rows, close_rows = [np.zeros(len(reps), np.int32)], [np.zeros(257, bool)]
@@ -194,6 +192,16 @@ def determinize(nfa: NFA, ordered: bool, max_states: int = DEFAULTS.max_pattern_
         close_rows.append(close)
         i += 1
     return _expand(np.array(trans_rows), np.array(close_rows), reps)
+
+
+def literal_dfa(text: bytes) -> ByteDFA:
+    """The minimized DFA of one fixed byte string (what `minimize(determinize(...))` gives for it)."""
+    n = len(text) + 2
+    trans = np.zeros((n, 256), np.int32)
+    trans[np.arange(START, n - 1), np.frombuffer(text, np.uint8)] = np.arange(START + 1, n)
+    close = np.zeros((n, 257), bool)
+    close[n - 1] = True
+    return ByteDFA(trans, close)
 
 
 def _expand(trans_by_class: np.ndarray, close_by_rep: np.ndarray, reps: np.ndarray) -> ByteDFA:

@@ -2,8 +2,9 @@
 
 Each terminal is compiled alone (syntax -> nfa -> dfa, trimmed and minimized), then the union is
 determinized over global byte classes (a state = the tuple of live per-terminal states) and
-Moore-minimized. Accept sets apply Lark's tie-break: highest priority, then literals over regexps;
-remaining ties stay as a set. Terminal id = index in `terminals`.
+Moore-minimized, by lark's basic-lexer rules (`lark_rules.py`): a terminal that matches the lexeme
+so far cuts the terminals after it in lark's order, a lexeme closes as the first terminal in that
+order that matches it, retyped by the unless lists. Terminal id = index in `terminals`.
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ import numpy as np
 
 from glrmask_cli.errors import LimitExceeded, UnsupportedFeature
 from glrmask_cli.grammar import TerminalSpec
-from glrmask_cli.lexer.dfa import DEAD, START, ByteDFA, determinize, minimize, moore_partition, renumber
+from glrmask_cli.lexer.dfa import DEAD, START, ByteDFA, determinize, literal_dfa, minimize, moore_partition, renumber
+from glrmask_cli.lexer.lark_rules import LarkRules, lark_rules
 from glrmask_cli.lexer.nfa import build_nfa
-from glrmask_cli.lexer.syntax import SyntaxUnsupported, has_lazy, parse_pattern
+from glrmask_cli.lexer.syntax import SyntaxUnsupported, parse_pattern
 from glrmask_cli.limits import DEFAULTS, BuildLimits
 from glrmask_runtime.tables import LexerTables
 
@@ -25,16 +27,18 @@ from glrmask_runtime.tables import LexerTables
 @dataclass(frozen=True)
 class LexerBuild:
     tables: LexerTables
-    warnings: tuple[str, ...]   # tied terminals; boundary warnings need the parser (`boundary_warnings`)
+    warnings: tuple[str, ...]   # terminals never produced; boundary warnings need the parser (`boundary_warnings`)
 
 
 def build_terminal_dfa(spec: TerminalSpec, grammar_path: str = "<grammar>",
                        limits: BuildLimits = DEFAULTS) -> ByteDFA:
     """One terminal's trimmed, minimized DFA; UnsupportedFeature and LimitExceeded name the terminal."""
+    if spec.is_literal and not spec.flags and spec.value:
+        return literal_dfa(spec.value.encode("utf-8"))
     try:
         ir = parse_pattern(spec.pattern, spec.flags)
         nfa = build_nfa(ir, limits.max_pattern_nfa_states)
-        dfa = minimize(determinize(nfa, ordered=has_lazy(ir), max_states=limits.max_pattern_dfa_states))
+        dfa = minimize(determinize(nfa, max_states=limits.max_pattern_dfa_states))
     except SyntaxUnsupported as e:
         raise UnsupportedFeature(grammar_path, str(e), terminal=spec.display,
                                  hint="rewrite the terminal without this construct") from e
@@ -51,27 +55,29 @@ def build_terminal_dfa(spec: TerminalSpec, grammar_path: str = "<grammar>",
 
 def build_lexer(terminals: Sequence[TerminalSpec], ignore: Sequence[str],
                 grammar_path: str = "<grammar>", limits: BuildLimits = DEFAULTS) -> LexerBuild:
-    """Compile every terminal and combine them into `LexerTables` (docs/semantics.md, "Lexing").
-    Uses limits max_pattern_nfa_states, max_pattern_dfa_states and max_lexer_states."""
-    dfas = [build_terminal_dfa(t, grammar_path, limits) for t in terminals]
-    union_trans, union_close, owner, starts = _union(dfas)
-    combo = _Combined(terminals, union_trans, union_close, owner, limits.max_lexer_states)
-    trans, states = combo.determinize(starts)
-    close_ids, viable_ids = combo.accept_tables(states)
-    labels = np.concatenate([close_ids, viable_ids[:, None]], axis=1)
-    block = moore_partition(trans, np.unique(labels, axis=0, return_inverse=True)[1].ravel())
+    """Compile every terminal and combine them into `LexerTables` by lark's basic-lexer rules
+    (docs/semantics.md, "Scanning"). Uses limits max_pattern_nfa_states, max_pattern_dfa_states and
+    max_lexer_states."""
+    rules = lark_rules(terminals, ignore)
+    real = [i for i in range(len(terminals)) if i not in rules.embedded]
+    retyped = sorted({s for literals in rules.unless.values() for s in literals})
+    built = {i: build_terminal_dfa(terminals[i], grammar_path, limits) for i in sorted(set(real) | set(retyped))}
+    dfas = [built[i] for i in real + retyped]
+    components = _Components(real, retyped, rules)
+    combo = _Combined(components, dfas, limits.max_lexer_states)
+    trans, states = combo.determinize()
+    close_ids = combo.close_labels(states)
+    block = moore_partition(trans, np.unique(close_ids, axis=0, return_inverse=True)[1].ravel())
     new_trans, ids = renumber(trans, block, START)
-    n = new_trans.shape[0]
     keep = ids >= 0
-    close_sets = np.zeros((n, 257), np.int32)
-    viable = np.zeros(n, np.int32)
+    close_sets = np.zeros((new_trans.shape[0], 257), np.int32)
     close_sets[ids[keep]] = close_ids[keep]
-    viable[ids[keep]] = viable_ids[keep]
+    viable = combo.viable_labels(new_trans, close_sets)
     close_sets, viable, offsets, items = combo.renumber_sets(close_sets, viable)
     names = {t.name: i for i, t in enumerate(terminals)}
     ignored = np.array(sorted(names[n_] for n_ in ignore if n_ in names), np.int32)
     tables = LexerTables(new_trans, close_sets, viable, offsets, items, ignored)
-    return LexerBuild(tables, tuple(tie_warnings(tables, terminals)))
+    return LexerBuild(tables, tuple(unproduced_warnings(tables, terminals, rules, built)))
 
 
 def _union(dfas: list[ByteDFA]):
@@ -86,29 +92,69 @@ def _union(dfas: list[ByteDFA]):
     return trans, close, owner, starts
 
 
+@dataclass(frozen=True)
+class _Components:
+    """The combined DFA's parts: the terminals lark tries (`real`, each with its rank) and, for
+    the literals in some regexp's unless list, a second DFA that only decides the retyping."""
+    real: list[int]
+    retyped: list[int]
+    rules: LarkRules
+
+    @property
+    def owners(self) -> list[int]:
+        return self.real + self.retyped
+
+
 class _Combined:
-    def __init__(self, terminals, union_trans, union_close, owner, max_states: int):
-        self.terminals = terminals
+    def __init__(self, components: _Components, dfas: list[ByteDFA], max_states: int):
+        self.components = components
         self.max_states = max_states
-        self.owner = owner
-        self.union_close = union_close
-        cols, self.class_of = np.unique(np.concatenate([union_trans, union_close[:, :256]]), axis=1,
+        union_trans, self.union_close, owner, self.starts = _union(dfas)
+        self.owner = np.array(components.owners, np.int64)[owner]         # union id -> terminal id
+        n_real = len(components.real)
+        self.is_real = owner < n_real
+        rank = np.array(components.rules.rank, np.int64)
+        self.rank = np.where(self.is_real, rank[self.owner], -1)          # retype DFAs are never cut
+        # serves[k, r]: retype DFA k (component n_real + k) stands for a literal in regexp r's unless list
+        self.serves = np.zeros((len(components.retyped), len(rank)), np.int32)
+        position = {lit: k for k, lit in enumerate(components.retyped)}
+        for r, literals in components.rules.unless.items():
+            self.serves[[position[lit] for lit in literals], r] = 1
+        self.retype_index = owner - n_real
+        cols, self.class_of = np.unique(np.concatenate([union_trans, self.union_close[:, :256]]), axis=1,
                                         return_inverse=True)
         self.class_of = self.class_of.ravel()
         self.n_classes = cols.shape[1]
         reps = np.zeros(self.n_classes, np.int64)
         reps[self.class_of[::-1]] = np.arange(256)[::-1]
         self.class_trans = union_trans[:, reps]
+        self.class_close = self.union_close[:, reps]
         self.sets: dict[tuple[int, ...], int] = {(): 0}
 
-    def determinize(self, starts: tuple[int, ...]):
+    def _successors(self, ids: np.ndarray) -> np.ndarray:
+        """Next union ids per byte class (-1: gone). A terminal that matches the lexeme so far cuts
+        every terminal after it in lark's order; a retype DFA goes when no regexp it serves is left."""
+        step = self.class_trans[ids]
+        rank = self.rank[ids]
+        accepting = self.class_close[ids] & self.is_real[ids][:, None]
+        first = np.where(accepting, rank[:, None], np.iinfo(np.int64).max).min(axis=0)
+        step = np.where(rank[:, None] <= first[None, :], step, -1)
+        retype = ~self.is_real[ids]
+        if retype.any():
+            real_rows, retype_rows = np.nonzero(~retype)[0], np.nonzero(retype)[0]
+            link = self.serves[self.retype_index[ids[retype_rows]]][:, self.owner[ids[real_rows]]]
+            served = (link @ (step[real_rows] >= 0).astype(np.int32)) > 0
+            step[retype_rows] = np.where(served, step[retype_rows], -1)
+        return step
+
+    def determinize(self):
         """Subset construction over the union (deterministic parts: a state = tuple of ids)."""
-        keys = {(): DEAD, starts: START}
-        states: list[tuple[int, ...]] = [(), starts]
+        keys: dict[tuple[int, ...], int] = {(): DEAD, self.starts: START}
+        states: list[tuple[int, ...]] = [(), self.starts]
         rows = [np.zeros(self.n_classes, np.int64)]
         i = START
         while i < len(states):
-            step = self.class_trans[list(states[i])]
+            step = self._successors(np.array(states[i], np.int64))
             row = np.zeros(self.n_classes, np.int64)
             for k in range(self.n_classes):
                 col = step[:, k]
@@ -131,28 +177,60 @@ class _Combined:
             self.sets[key] = len(self.sets)
         return self.sets[key]
 
-    def tie_break(self, terms: list[int]) -> list[int]:
-        if not terms:
-            return terms
-        best = max(self.terminals[t].priority for t in terms)
-        top = [t for t in terms if self.terminals[t].priority == best]
-        literals = [t for t in top if self.terminals[t].is_literal]
-        return literals or top
+    def _label(self, ids: np.ndarray, accepting: np.ndarray) -> int:
+        """The terminal a lexeme ending here is (as a set id): the first accepting terminal in lark's
+        order, retyped to the first literal of its unless list whose text the lexeme is."""
+        real = accepting & self.is_real[ids]
+        if not real.any():
+            return 0
+        winner = int(self.owner[ids[real][np.argmin(self.rank[ids[real]])]])
+        retypes = {int(self.owner[u]) for u in ids[accepting & ~self.is_real[ids]].tolist()}
+        for literal in self.components.rules.unless.get(winner, ()):
+            if literal in retypes:
+                return self.set_id([literal])
+        return self.set_id([winner])
 
-    def accept_tables(self, states):
+    def close_labels(self, states) -> np.ndarray:
         close_ids = np.zeros((len(states), 257), np.int32)
-        viable_ids = np.zeros(len(states), np.int32)
-        for sid, ids in enumerate(states):
-            if not ids:
+        for sid, key in enumerate(states):
+            if not key:
                 continue
-            ids_arr = np.array(ids)
-            viable_ids[sid] = self.set_id(self.owner[ids_arr].tolist())
-            sub = self.union_close[ids_arr]
-            patterns, inverse = np.unique(sub, axis=1, return_inverse=True)
-            pattern_ids = [self.set_id(self.tie_break(self.owner[ids_arr[patterns[:, j]]].tolist()))
-                           for j in range(patterns.shape[1])]
-            close_ids[sid] = np.array(pattern_ids, np.int32)[inverse.ravel()]
-        return close_ids, viable_ids
+            ids = np.array(key, np.int64)
+            patterns, inverse = np.unique(self.union_close[ids], axis=1, return_inverse=True)
+            labels = [self._label(ids, patterns[:, j]) for j in range(patterns.shape[1])]
+            close_ids[sid] = np.array(labels, np.int32)[inverse.ravel()]
+        return close_ids
+
+    def viable_labels(self, trans: np.ndarray, close_sets: np.ndarray) -> np.ndarray:
+        """Per state, the terminals an open lexeme there can still close as (set ids): its own closes
+        (on a byte that cannot extend it, or at the end) and those of every state it can reach."""
+        by_id = {v: k for k, v in self.sets.items()}
+        n = trans.shape[0]
+        ends = np.concatenate([trans == DEAD, np.ones((n, 1), bool)], axis=1)
+        own = [0] * n
+        for s in range(1, n):
+            for set_id in np.unique(close_sets[s][ends[s]]).tolist():
+                for t in by_id[set_id]:
+                    own[s] |= 1 << t
+        successors = [sorted(set(trans[s].tolist()) - {DEAD, s}) for s in range(n)]
+        predecessors: list[list[int]] = [[] for _ in range(n)]
+        for s in range(n):
+            for t in successors[s]:
+                predecessors[t].append(s)
+        bits = list(own)
+        todo = list(range(n))
+        while todo:
+            t = todo.pop()
+            for s in predecessors[t]:
+                merged = bits[s] | bits[t]
+                if merged != bits[s]:
+                    bits[s] = merged
+                    todo.append(s)
+        bits[DEAD] = 0
+        ids: dict[int, int] = {}
+        for b in set(bits):
+            ids[b] = self.set_id([t for t, bit in enumerate(reversed(bin(b)[2:])) if bit == "1"])
+        return np.array([ids[b] for b in bits], np.int32)
 
     def renumber_sets(self, close_sets, viable):
         """Renumber term sets in sorted order of their contents (only those used), set 0 = empty."""
@@ -167,12 +245,33 @@ class _Combined:
         return remap[close_sets], remap[viable], offsets, items
 
 
-def tie_warnings(tables: LexerTables, terminals: Sequence[TerminalSpec]) -> list[str]:
-    """Tied terminals: texts that several terminals match equally (the parser must choose)."""
-    names = [t.display for t in terminals]
-    ties = sorted({tables.term_set(int(s)) for s in np.unique(tables.close_sets) if len(tables.term_set(int(s))) > 1})
-    return ["terminals " + ", ".join(names[t] for t in tie) + " match the same text "
-            "(kept as alternatives; Lark's contextual lexer would pick by parser state)" for tie in ties]
+def unproduced_warnings(tables: LexerTables, terminals: Sequence[TerminalSpec], rules: LarkRules,
+                        dfas: dict[int, ByteDFA]) -> list[str]:
+    """Terminals no lexeme ever closes as under lark's rules: rules that use them never apply.
+    Each warning says what a shortest text of the terminal is read as instead."""
+    produced = {t for s in np.unique(tables.close_sets).tolist() for t in tables.term_set(int(s))}
+    ignored = set(tables.ignored.tolist())
+    out = []
+    for t in range(len(terminals)):
+        if t in produced or t in ignored:
+            continue
+        text = terminals[t].value.encode() if terminals[t].is_literal else _shortest_match(dfas[t])
+        state = START
+        for byte in text:
+            state = int(tables.transitions[state, byte]) if state != DEAD else DEAD
+        winners = tables.term_set(int(tables.close_sets[state, 256])) if state != DEAD else ()
+        instead = (", ".join(terminals[w].display for w in winners)
+                   + (", which is %ignore'd" if set(winners) <= ignored else "") if winners
+                   else "part of a longer lexeme")
+        out.append(f"terminal {terminals[t].display} is never produced: lark's basic lexer reads {_show(text)} "
+                   f"as {instead} (it tries terminals by priority, then longest possible match, pattern "
+                   "length and name)")
+    return out
+
+
+def _shortest_match(dfa: ByteDFA) -> bytes:
+    texts = _shortest_texts(dfa.trans)
+    return min((text for s, text in texts.items() if dfa.close[s, 256]), key=lambda x: (len(x), x))
 
 
 def boundary_warnings(tables: LexerTables, terminals: Sequence[TerminalSpec],

@@ -1,10 +1,10 @@
 """The Recognizer (scanner + GLR) against lark's verdicts on real grammars and documents.
 
-Documented semantic difference (docs/semantics.md, "Scanning" and "Differences from lark"): our scanner
-is a global longest match; lark's Earley (dynamic lexer) and contextual LALR lexers can split text
-differently. Where verdicts differ, the test requires that lark's Earley *parser* agrees with us on our
-own lexeme sequence (so the difference is the lexing rule, not the parser) and names the case. Package
-grammars come from pinned PyPI archives.
+Documented semantic difference (docs/semantics.md, "Scanning" and "Differences from lark"): our
+scanner follows lark's basic lexer without backtracking; lark's Earley (dynamic lexer) and contextual
+LALR lexers can split text differently. Where verdicts differ, the test requires that lark's Earley
+*parser* agrees with us on our own lexeme sequence (so the difference is the lexing rule, not the
+parser) and names the case. Package grammars come from pinned PyPI archives.
 """
 
 from __future__ import annotations
@@ -249,18 +249,27 @@ def test_python_eval_input_onstdlib_expressions(n):
     assert len(agree.lexing) <= agree.same // 10, agree.lexing[:5]
 
 
-def test_latex_matches_lark_earley_except_longest_match_lexing():
+def test_latex_matches_lark_basic_lexer_except_backtracking():
     """sympy's latex.lark runs only with lark's Earley (ambiguous): our GLR must handle it.
 
-    Named difference: MULTI_LETTER_SYMBOL-like terminals swallow trailing text under global longest
-    match (`x y` lexes as one lexeme), where lark's dynamic Earley lexer splits it. For every string,
-    lark's Earley parser on our lexeme sequence agrees with our verdict.
+    Judge: lark's Earley parser with its basic lexer, whose rules we reproduce. The strings differ
+    only where lark's scanner backtracks (`(\\theta`: `(\\` is the start of `CMD_MATRIX_BEGIN`, and
+    we cannot give it back; docs/semantics.md). sympy runs the grammar with Earley's dynamic lexer,
+    which accepts many more of these strings (`a'`: the basic lexer's first match is one
+    MULTI_LETTER_SYMBOL); that class is counted in docs/semantics.md, not here.
     """
     data = json.loads(corpus_path("latex/sympy_latex_strings.json").read_text())
-    agree = Agreement(checker(str(sympy_latex_grammar()), "latex_string"), None)
+    ch = checker(str(sympy_latex_grammar()), "latex_string")
+    judge = Lark.open(str(sympy_latex_grammar()), parser="earley", lexer="basic", start="latex_string")
+    same = 0
     for item in data["items"]:
-        agree.check(item["latex"].encode(), item["lark_earley_accepts"])
-    assert agree.same >= len(data["items"]) // 2, (agree.same, agree.lexing[:5])
+        text = item["latex"]
+        result = ch.check_bytes(text.encode())
+        if result.ok == lark_accepts(judge, text):
+            same += 1
+        else:
+            assert not result.ok and "cannot continue" in result.reason, (text, result.reason)
+    assert same >= len(data["items"]) * 9 // 10, same
 
 
 # ---- grammars that stress the parser, judged by lark's Earley ----------------------------------------

@@ -1,4 +1,4 @@
-"""Test helper: TerminalSpecs straight from lark's loader for the corpus grammars (independent of grammar.py)."""
+"""Test helper: TerminalSpecs straight from lark's loader for the corpus grammars (not via GrammarSpec)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import os
 import lark
 from lark.load_grammar import load_grammar
 
-from glrmask_cli.grammar import TerminalSpec
+from glrmask_cli.grammar import TerminalSpec, terminal_spec
 
 LARK_GRAMMARS = os.path.join(os.path.dirname(lark.__file__), "grammars")
 CORPUS = "/work/shared/corpora/grammars"
@@ -18,12 +18,6 @@ JSON_LARK = os.path.join(CORPUS, "lark-1.3.1-sdist", "composition", "json.lark")
 def corpus_grammar_paths() -> list[str]:
     own = [os.path.join(LARK_GRAMMARS, f) for f in ("common.lark", "python.lark", "lark.lark")]
     return own + sorted(glob.glob(os.path.join(CORPUS, "**", "*.lark"), recursive=True))
-
-
-def to_spec(t) -> TerminalSpec:
-    p = t.pattern
-    source = p.to_regexp() if p.type == "str" else p.value
-    return TerminalSpec(t.name, source, frozenset(p.flags), t.priority, p.type == "str", t.name)
 
 
 def lark_terminal_specs(path: str) -> tuple[list[TerminalSpec], list[str]]:
@@ -39,4 +33,4 @@ def lark_terminal_specs(path: str) -> tuple[list[TerminalSpec], list[str]]:
         g, _ = load_grammar(text, "<wrapper>", paths, False)
         starts = ["start"]
     terms, _rules, ignore = g.compile(starts[:1], set(names))
-    return sorted((to_spec(t) for t in terms), key=lambda s: s.name), list(ignore)
+    return sorted((terminal_spec(t, names) for t in terms), key=lambda s: s.name), list(ignore)

@@ -1,5 +1,6 @@
 """A random walk's output that lark rejects is a mask bug unless lark's own rules accept how we split
-it into lexemes: then the two differ in lexing only (docs/semantics.md, leftmost-first alternation)."""
+it into lexemes: then the two differ in lexing only (docs/semantics.md: a judge whose lexer is not
+lark's basic one, e.g. Earley's dynamic lexer)."""
 
 from __future__ import annotations
 
@@ -9,13 +10,15 @@ from devtools.builds import built
 from devtools.exactness import our_lexemes
 from devtools.lark_judge import lark_parses, lexemes_parse
 
-# `X: /a|ab/`: Python's re (lark) takes "a" in "abc", GLRMask the longest match of the language, "ab".
+# The judge's `X: /a|ab/` takes "a" in "abc" (re.match is leftmost-first); the grammar we build has
+# `X: /ab|a/`, which takes "ab": the same rules, lexed differently.
 LEFTMOST_FIRST = 'start: X "c" X?\nX: /a|ab/\n'
+OURS = 'start: X "c" X?\nX: /ab|a/\n'
 
 
 def test_a_document_lark_lexes_differently_is_a_lexing_difference(tmp_path):
     grammar = tmp_path / "leftmost.lark"
-    grammar.write_text(LEFTMOST_FIRST)
+    grammar.write_text(OURS)
     judge = Lark(LEFTMOST_FIRST, parser="lalr")
     b = built(grammar, "small-gpt2")
     lexemes = our_lexemes(b, b"abca")

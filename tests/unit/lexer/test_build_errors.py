@@ -1,8 +1,6 @@
-"""Build errors (UnsupportedFeature naming the terminal), tie-breaking, warnings and the Scanner API."""
+"""Build errors (UnsupportedFeature naming the terminal), warnings and the Scanner API."""
 
 from __future__ import annotations
-
-import re
 
 import pytest
 
@@ -22,7 +20,7 @@ def regexp(name, pattern, priority=0, flags=""):
 
 
 def literal(text, priority=0):
-    return TerminalSpec(text.upper(), re.escape(text), frozenset(), priority, True, f'"{text}"')
+    return TerminalSpec(text.upper(), text, frozenset(), priority, True, f'"{text}"')
 
 
 @pytest.mark.parametrize("pattern, fragment", [
@@ -57,14 +55,6 @@ def test_keyword_beats_name_and_longest_match_wins():
     terms = [literal("if"), regexp("NAME", r"[a-z]+"), literal(" ")]
     build = build_lexer(terms, [])
     assert lex(build, "if iffy") == [(0,), (2,), (1,)]
-
-
-def test_priority_then_ties_kept():
-    terms = [regexp("A", r"[a-z]+"), regexp("B", r"[a-c]+"), regexp("C", r"[0-9]+", 1), regexp("D", r"[0-7]+")]
-    build = build_lexer(terms, [])
-    assert lex(build, "ab") == [(0, 1)]
-    assert lex(build, "17") == [(2,)]
-    assert any("match the same text" in w for w in build.warnings)
 
 
 def test_trailing_lookahead_decides_on_next_byte():
