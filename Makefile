@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PYTEST := $(PY) -m pytest
 
-.PHONY: setup test test-full lint bench artifacts exactness exactness-quick clean
+.PHONY: setup test test-full test-integration lint bench artifacts exactness exactness-quick clean
 
 setup: $(VENV)/.installed
 
@@ -18,7 +18,11 @@ test: setup
 	$(PYTEST) -q
 
 test-full: setup
-	$(PYTEST) -q -m ''
+	$(PYTEST) -q -m 'not integration'
+
+test-integration: setup
+	$(PY) -m pip install --quiet -e '.[integration]'
+	$(PYTEST) -q -m integration tests/integration
 
 lint: setup
 	$(VENV)/bin/ruff check .

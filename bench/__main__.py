@@ -23,7 +23,7 @@ from bench.stats import summarize
 from bench.tokenizers import REPO, TOKENIZER_NAMES, encode, tokenizer_spec
 from bench.workloads import DEFAULT_WORKLOADS, WORKLOADS, Workload, known, workload
 
-STAGES = ("vocab", "lexer", "parser")
+STAGES = ("vocab", "lexer", "parser", "serving")
 QUICK_DOCS = 40
 
 

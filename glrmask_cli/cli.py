@@ -101,13 +101,19 @@ def _limits_option(func):
               help="EOS token text or id (repeatable); required when the vocabulary names no EOS token.")
 @click.option("--layout", type=click.Choice(["auto", "one", "runtime-close", "grouped"]), default="auto",
               show_default=True, help="Parser DWA layout (docs/ARCHITECTURE.md); auto: the first that fits.")
+@click.option("--vocab-size", type=click.IntRange(min=1), default=None,
+              help="Pad the vocabulary to this many ids (a model's logits); the extra ids are never allowed.")
 @_limits_option
+@click.option("--no-cache", is_flag=True, help="Build even if the build cache holds this artifact, and do not "
+              "store it (the cache: $GLRMASK_CACHE_DIR/builds, else ~/.cache/glrmask/builds).")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors.")
 @user_errors
-def build_command(grammar, tokenizer, tokenizer_pattern, output, start, eos_tokens, layout, limits, quiet) -> None:
+def build_command(grammar, tokenizer, tokenizer_pattern, output, start, eos_tokens, layout, vocab_size, limits,
+                  no_cache, quiet) -> None:
     """Compile GRAMMAR (.lark) and a tokenizer vocabulary into an artifact."""
+    from glrmask_cli.api import compile_grammar
     from glrmask_cli.output import STDOUT, same_file
-    from glrmask_cli.pipeline import STAGES, build_artifact, default_output
+    from glrmask_cli.pipeline import STAGES, default_output
     from glrmask_cli.progress import NO_PROGRESS
 
     target = output if output is not None else default_output(grammar)
@@ -117,21 +123,22 @@ def build_command(grammar, tokenizer, tokenizer_pattern, output, start, eos_toke
                                      param_hint="'-o' / '--output'")
     progress = _StageProgress(STAGES) if not quiet and sys.stderr.isatty() else None
     try:
-        result = build_artifact(grammar, target, tokenizer=tokenizer, start=start, eos_tokens=eos_tokens,
-                                tokenizer_pattern=tokenizer_pattern, layout=layout, limits=limits,
-                                progress=progress or NO_PROGRESS)
+        built = compile_grammar(grammar, tokenizer=tokenizer, start=start, eos_tokens=eos_tokens,
+                                vocab_size=vocab_size, tokenizer_pattern=tokenizer_pattern, layout=layout,
+                                limits=limits, use_cache=not no_cache, progress=progress or NO_PROGRESS)
+        size = built.write(target)
     finally:
         if progress is not None:
             progress.done()
     if not quiet:
-        meta = result.compiled
-        for warning in meta.lexer_warnings:
+        meta = built.metadata
+        for warning in meta["lexer"]["warnings"]:
             click.echo(f"warning: {warning}", err=True)
-        shown = "<stdout>" if target == STDOUT else result.path
-        click.echo(f"wrote {shown}: {meta.parser_dwa.dwa.n_states} DWA states, "
-                   f"{meta.rows.rows.shape[0]} rows, {meta.lexer.n_states} lexer states, "
-                   f"{meta.lr.n_states} LR states, {result.size:,} bytes in {result.seconds:.2f} s",
-                   err=target == STDOUT)
+        shown = "<stdout>" if target == STDOUT else target
+        source = " (from the build cache)" if built.from_cache else ""
+        click.echo(f"wrote {shown}: {meta['dwa']['n_states']} DWA states, {meta['dwa']['n_rows']} rows, "
+                   f"{meta['lexer']['n_states']} lexer states, {meta['parser']['n_states']} LR states, "
+                   f"{size:,} bytes in {built.seconds:.2f} s{source}", err=target == STDOUT)
 
 
 class _StageProgress:

@@ -21,11 +21,11 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from glrmask_cli import __version__
-from glrmask_cli.artifact import write_artifact
 from glrmask_cli.errors import LimitExceeded, TokenizerError
 from glrmask_cli.grammar import GrammarSpec, load_grammar
 from glrmask_cli.lexer.scanner import LexerBuild, boundary_warnings, build_lexer
 from glrmask_cli.limits import DEFAULTS, BuildLimits
+from glrmask_cli.output import write_output
 from glrmask_cli.parser.cfg import build_cfg
 from glrmask_cli.parser.lr import LRBuild, build_lr, terminal_followers
 from glrmask_cli.parser.normalize import NormalizedGrammar, normalize
@@ -38,6 +38,7 @@ from glrmask_cli.terminal_dwa import TerminalDWA, build_terminal_dwa, spell_out_
 from glrmask_cli.vocab.registry import load_vocabulary
 from glrmask_cli.vocab.vocabulary import Vocabulary
 from glrmask_runtime.artifact import ARTIFACT_KIND
+from glrmask_runtime.format import encode_container
 from glrmask_runtime.tables import LexerTables, LRTables
 
 # The stages in order, as `Progress.stage` and `Compiled.timings` name them.
@@ -93,14 +94,23 @@ class _Stages:
             self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - began
 
 
+def load_grammar_stage(grammar_path: str | os.PathLike, *, start: str | None = None,
+                       progress: Progress = NO_PROGRESS, timings: dict[str, float] | None = None) -> GrammarSpec:
+    """The first stage alone (the build cache keys on its result; pass it on as `grammar=`)."""
+    with _Stages(progress, timings if timings is not None else {}).stage("grammar"):
+        return load_grammar(grammar_path, start=start)
+
+
 def compile_front_end(grammar_path: str | os.PathLike, *, start: str | None = None,
                       limits: BuildLimits = DEFAULTS, progress: Progress = NO_PROGRESS,
-                      timings: dict[str, float] | None = None) -> FrontEnd:
-    """grammar -> lexer -> parser (BNF, normalization, canonical LR(1) tables)."""
-    stages = _Stages(progress, timings if timings is not None else {})
+                      timings: dict[str, float] | None = None, grammar: GrammarSpec | None = None) -> FrontEnd:
+    """grammar -> lexer -> parser (BNF, normalization, canonical LR(1) tables). `grammar`: the first
+    stage's result for this path and start, if already loaded (`load_grammar_stage`)."""
+    timings = timings if timings is not None else {}
+    stages = _Stages(progress, timings)
     where = str(grammar_path)
-    with stages.stage("grammar"):
-        grammar = load_grammar(grammar_path, start=start)
+    if grammar is None:
+        grammar = load_grammar_stage(grammar_path, start=start, progress=progress, timings=timings)
     with stages.stage("lexer"):
         lexer = build_lexer(grammar.terminals, grammar.ignore, where, limits)
     with stages.stage("parser"):
@@ -114,11 +124,14 @@ def compile_front_end(grammar_path: str | os.PathLike, *, start: str | None = No
 def compile_grammar(grammar_path: str | os.PathLike, *, tokenizer: str | Vocabulary = "gpt2",
                     start: str | None = None, eos_tokens: Sequence[str] = (),
                     tokenizer_pattern: str | None = None, layout: Layout = "auto",
-                    limits: BuildLimits = DEFAULTS, progress: Progress = NO_PROGRESS) -> Compiled:
-    """Run every stage up to the row pool (LimitExceeded names the limit that was hit)."""
+                    limits: BuildLimits = DEFAULTS, progress: Progress = NO_PROGRESS,
+                    grammar: GrammarSpec | None = None) -> Compiled:
+    """Run every stage up to the row pool (LimitExceeded names the limit that was hit). `grammar`:
+    the first stage's result, if already loaded (`load_grammar_stage`)."""
     t: dict[str, float] = {}
     stages = _Stages(progress, t)
-    front = compile_front_end(grammar_path, start=start, limits=limits, progress=progress, timings=t)
+    front = compile_front_end(grammar_path, start=start, limits=limits, progress=progress, timings=t,
+                              grammar=grammar)
     grammar, lexer_build, lr = front.grammar, front.lexer, front.lr.tables
     with stages.stage("stack effects"):
         warnings = lexer_build.warnings + tuple(boundary_warnings(lexer_build.tables, grammar.terminals,
@@ -261,6 +274,12 @@ def build_artifact(grammar_path: str | os.PathLike, out_path: str | os.PathLike 
                                tokenizer_pattern=tokenizer_pattern, layout=layout, limits=limits,
                                progress=progress)
     out = Path(out_path) if out_path is not None else default_output(grammar_path)
+    data = encode_artifact(compiled, progress)
+    write_output(out, data)
+    return BuildResult(out, len(data), time.perf_counter() - began, compiled)
+
+
+def encode_artifact(compiled: Compiled, progress: Progress = NO_PROGRESS) -> bytes:
+    """The last stage, in memory: the artifact's bytes (nothing is written)."""
     with _Stages(progress, compiled.timings).stage("artifact"):
-        size = write_artifact(out, artifact_metadata(compiled), artifact_sections(compiled))
-    return BuildResult(out, size, time.perf_counter() - began, compiled)
+        return encode_container(artifact_metadata(compiled), artifact_sections(compiled))

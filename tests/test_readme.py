@@ -15,8 +15,16 @@ REPO = Path(__file__).resolve().parents[1]
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.S | re.M)
 
 
+NEEDS = re.compile(r"\A# needs: ([\w ]+)\n")   # a block for an optional integration (make test-integration)
+
+
 def readme_blocks() -> list[tuple[str, str]]:
     return [(lang, body) for lang, body in FENCE.findall((REPO / "README.md").read_text())]
+
+
+def integration_blocks() -> list[str]:
+    """The python blocks that need optional packages (run by tests/integration/test_readme_integrations.py)."""
+    return [body for lang, body in readme_blocks() if lang == "python" and NEEDS.match(body)]
 
 
 def test_every_readme_block_is_sh_or_python():
@@ -30,6 +38,8 @@ def test_readme_blocks_run_as_written(tmp_path):
     env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ.get("PATH", ""))
     ran = 0
     for lang, body in readme_blocks():
+        if lang == "python" and NEEDS.match(body):
+            continue
         if lang == "sh":
             body = "\n".join(line for line in body.splitlines() if not line.startswith("make "))
             if not body.strip():

@@ -19,5 +19,6 @@ from glrmask_runtime.errors import InputRejected as InputRejected
 from glrmask_runtime.errors import TokenizerMismatch as TokenizerMismatch
 from glrmask_runtime.errors import TokenRejected as TokenRejected
 from glrmask_runtime.matcher import Matcher as Matcher
+from glrmask_runtime.matcher import fill_bitmasks as fill_bitmasks
 
 __version__ = "0.1.0"

@@ -148,6 +148,16 @@ class Artifact:
             found = self._token_cache[token_id] = self._token_data[lo:hi].tobytes()
         return found
 
+    def tokens_starting_with(self, prefix: bytes) -> np.ndarray:
+        """bool (vocab_size,): the tokens whose bytes start with `prefix` (all ids for b"")."""
+        starts = self._token_offsets[:-1].astype(np.int64)
+        ends = self._token_offsets[1:].astype(np.int64)
+        found = (ends - starts) >= len(prefix)
+        for k, byte in enumerate(prefix):
+            candidates = np.flatnonzero(found)
+            found[candidates] = self._token_data[starts[candidates] + k] == byte
+        return found
+
     def bool_row(self, row: int) -> np.ndarray:
         """Row `row` of the pool as a read-only bool array of shape (vocab_size,), cached."""
         cached = self._bool_rows.get(row)

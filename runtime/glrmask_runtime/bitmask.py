@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 WORD_BITS = 32
+_NATIVE_INT32 = np.dtype(np.int32)   # a byte-swapped int32 array is refused like any other dtype
 
 
 def bitmask_shape(batch_size: int, vocab_size: int) -> tuple[int, int]:
@@ -75,6 +76,32 @@ def apply_bitmask_inplace(logits: np.ndarray, bitmask: np.ndarray) -> None:
                          f"got {bitmask.shape}")
     allowed = bitmask_to_bool(bitmask, logits.shape[-1])
     np.copyto(logits, -np.inf, where=~allowed)
+
+
+def bitmask_array(bitmask: object, words: int) -> np.ndarray:
+    """The writable int32 (batch, W >= words) array a bitmask is: a numpy array, or a CPU tensor
+    (torch) seen through its array interface without a copy. TypeError says what was expected."""
+    expected = f"an int32 array or CPU tensor of shape (batch, W) with W >= {words}"
+    if isinstance(bitmask, np.ndarray):
+        array = bitmask
+    elif hasattr(bitmask, "__array__") or hasattr(bitmask, "__array_interface__"):
+        device = getattr(bitmask, "device", None)
+        if device is not None and getattr(device, "type", "cpu") != "cpu":
+            raise TypeError(f"bitmask: expected {expected}, got a tensor on {device}; fill a CPU bitmask "
+                            "and copy it to the device (e.g. with non_blocking=True)")
+        try:
+            array = np.asarray(bitmask)
+        except (TypeError, RuntimeError) as e:
+            raise TypeError(f"bitmask: expected {expected}, got {type(bitmask).__name__} ({e})") from e
+        pointer = getattr(bitmask, "data_ptr", None)
+        if callable(pointer) and array.ctypes.data != pointer():
+            raise TypeError(f"bitmask: {type(bitmask).__name__} could not be written in place (its array "
+                            "interface made a copy); pass a contiguous CPU int32 tensor")
+    else:
+        raise TypeError(f"bitmask: expected {expected}, got {type(bitmask).__name__}")
+    if array.dtype != _NATIVE_INT32 or array.ndim != 2 or array.shape[1] < words:
+        raise TypeError(f"bitmask: expected {expected}, got {array.dtype} {array.shape}")
+    return array
 
 
 def _check_bitmask(name: str, bitmask: object, vocab_size: int) -> None:

@@ -13,10 +13,11 @@ unchanged. States are immutable, so `copy()` and
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
+from glrmask_runtime.bitmask import bitmask_array
 from glrmask_runtime.errors import InputRejected, TokenRejected
 from glrmask_runtime.glr import GSSNode
 from glrmask_runtime.recognizer import ParseState
@@ -168,24 +169,35 @@ class Matcher:
         return _union(art.rows, rows) if rows else _NOTHING
 
     def fill_bitmask(self, bitmask: np.ndarray, index: int = 0) -> None:
-        """Write the allowed tokens into row `index` of an int32 (batch, ceil(vocab/32)) bitmask.
+        """Write the allowed tokens into row `index` of an int32 (batch, W) bitmask.
 
-        Bit `v % 32` of word `v // 32` is set iff token v is allowed (the vLLM/xgrammar layout).
-        Raises TypeError for a bitmask that is not such an array or an index that is not an int
-        (a numpy integer is fine; bool, slices, lists are not), ValueError for an index outside
-        [0, batch). Nothing is written when it raises.
+        Bit `v % 32` of word `v // 32` is set iff token v is allowed (the vLLM/xgrammar layout). W may
+        be wider than the vocabulary's ceil(vocab_size / 32) words (a padded LM head); the bits of
+        ids >= vocab_size are written 0 (forbidden). A CPU torch int32 tensor works too (written in
+        place through its array interface). Raises TypeError for a bitmask that is not such an array
+        or an index that is not an int (a numpy integer is fine; bool, slices, lists are not),
+        ValueError for an index outside [0, batch). Nothing is written when it raises.
         """
-        if not isinstance(bitmask, np.ndarray):
-            raise TypeError(f"bitmask must be a numpy int32 array of shape (batch, {self._art.rows.shape[1]}), "
-                            f"got {type(bitmask).__name__}")
-        if bitmask.dtype is not _INT32 or bitmask.ndim != 2 or bitmask.shape[1] != self._art.rows.shape[1]:
-            raise TypeError(f"bitmask must be int32 of shape (batch, {self._art.rows.shape[1]}), "
-                            f"got {bitmask.dtype} {bitmask.shape}")
+        words = self._art.rows.shape[1]
+        exact = (type(bitmask) is np.ndarray and bitmask.dtype is _INT32 and bitmask.ndim == 2
+                 and bitmask.shape[1] == words)
+        array = bitmask if exact else bitmask_array(bitmask, words)
         row = index if type(index) is int else _as_index("index", index)
-        if not 0 <= row < bitmask.shape[0]:
-            raise ValueError(f"index {row} out of range [0, {bitmask.shape[0]}) for a batch of {bitmask.shape[0]}")
+        if not 0 <= row < array.shape[0]:
+            raise ValueError(f"index {row} out of range [0, {array.shape[0]}) for a batch of {array.shape[0]}")
+        if exact:
+            mask = self._mask()
+            array[row] = self._art.rows_int32[mask] if isinstance(mask, int) else mask.view(np.int32)
+        else:
+            self._write(array, row)
+
+    def _write(self, array: np.ndarray, row: int) -> None:
+        """Row `row` of a checked bitmask; words past the vocabulary (a padded head) become 0."""
         mask = self._mask()
-        bitmask[row] = self._art.rows_int32[mask] if isinstance(mask, int) else mask.view(np.int32)
+        words = self._art.rows.shape[1]
+        array[row, :words] = self._art.rows_int32[mask] if isinstance(mask, int) else mask.view(np.int32)
+        if array.shape[1] != words:
+            array[row, words:] = 0
 
     def mask(self) -> np.ndarray:
         """The allowed tokens as a bool array of shape (vocab_size,). May be a read-only view."""
@@ -194,6 +206,42 @@ class Matcher:
             return self._art.bool_row(mask)
         bits: np.ndarray = np.unpackbits(mask.view(np.uint8), bitorder="little")
         return bits[:self._art.vocab_size].view(np.bool_)
+
+    def mask_with_prefix(self, prefix: bytes) -> np.ndarray:
+        """The mask restricted to tokens whose bytes start with `prefix` (token healing: drop the
+        prompt's last token, whose bytes are `prefix`, and let the model pick a token that covers
+        them and may go on). A new bool array of shape (vocab_size,)."""
+        if not isinstance(prefix, (bytes, bytearray, memoryview)):
+            raise TypeError(f"prefix must be bytes, bytearray or memoryview, got {type(prefix).__name__}")
+        healed: np.ndarray = self.mask() & self._art.tokens_starting_with(bytes(prefix))
+        return healed
+
+    def forced_bytes(self, limit: int = 4096) -> bytes:
+        """The bytes every completion of the output begins with (empty if the output may end now or
+        several bytes may come next), at most `limit` of them: text to commit without sampling."""
+        if self._finished:
+            return b""
+        recognizer = self._art.recognizer
+        lexer = self._art.lexer
+        state, forced = self._state, bytearray()
+        while len(forced) < limit and not recognizer.can_finish(state):
+            q = state.lexer_state
+            possible = lexer.transitions[q] != 0
+            if q != START:
+                possible |= (lexer.close_sets[q, :256] != 0) & (lexer.transitions[START] != 0)
+            found = []
+            for byte in np.flatnonzero(possible).tolist():
+                try:
+                    found.append((byte, recognizer.feed(state, bytes([byte]))))
+                except InputRejected:
+                    continue
+                if len(found) > 1:
+                    break
+            if len(found) != 1:
+                break
+            forced.append(found[0][0])
+            state = found[0][1]
+        return bytes(forced)
 
     def is_allowed(self, token_id: int) -> bool:
         """True iff `commit(token_id)` would succeed now (EOS included).
@@ -296,6 +344,26 @@ class Matcher:
     def steps(self) -> int:
         """Number of commits so far."""
         return len(self._history)
+
+
+def fill_bitmasks(matchers: Sequence[Matcher], bitmask: np.ndarray, indices: Sequence[int] | None = None) -> None:
+    """`matchers[i].fill_bitmask(bitmask, indices[i])` for every i (rows 0, 1, ... without
+    `indices`), with the bitmask and the indices checked once. All matchers must share one artifact's
+    vocabulary width. Nothing is written when it raises."""
+    if not matchers:
+        return
+    words = matchers[0]._art.rows.shape[1]
+    if any(m._art.rows.shape[1] != words for m in matchers):
+        raise ValueError("fill_bitmasks: the matchers' artifacts have different vocabulary sizes")
+    array = bitmask_array(bitmask, words)
+    rows = list(range(len(matchers))) if indices is None else [_as_index("index", i) for i in indices]
+    if len(rows) != len(matchers):
+        raise ValueError(f"fill_bitmasks: {len(matchers)} matchers but {len(rows)} indices")
+    bad = [r for r in rows if not 0 <= r < array.shape[0]]
+    if bad:
+        raise ValueError(f"index {bad[0]} out of range [0, {array.shape[0]}) for a batch of {array.shape[0]}")
+    for matcher, row in zip(matchers, rows):
+        matcher._write(array, row)
 
 
 def _restore_matcher(artifact: Artifact, inputs: tuple[int | bytes, ...]) -> Matcher:

@@ -124,8 +124,9 @@ def test_no_progress_without_a_terminal_or_with_quiet(tmp_path):
 def test_a_build_on_a_terminal_shows_each_stage_and_its_counts(tmp_path):
     master, slave = os.openpty()
     try:
-        done = subprocess.run([sys.executable, "-m", "glrmask_cli", "build", str(JSON_GRAMMAR), "-o",
-                               str(tmp_path / "a.glrm")], stderr=slave, stdout=subprocess.DEVNULL, timeout=300)
+        command = [sys.executable, "-m", "glrmask_cli", "build", str(JSON_GRAMMAR), "-o", str(tmp_path / "a.glrm"),
+                   "--no-cache"]
+        done = subprocess.run(command, stderr=slave, stdout=subprocess.DEVNULL, timeout=300)
         os.close(slave)
         chunks = []
         while True:
