@@ -211,29 +211,88 @@ class _StageProgress:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("--prefix", default=None,
               help="Commit TEXT's tokens and print only what the mask allows after them.")
+@click.option("--why", "why_token", default=None, metavar="TOKEN",
+              help="With --prefix (or from the start): why TOKEN (its text, or #ID) is allowed or masked.")
+@click.option("--trace", is_flag=True, help="With --prefix (or from the start): every walk and close of the mask.")
 @click.option("--dot", type=click.Choice(["dwa", "lexer"]), default=None,
-              help="Write Graphviz to stdout (not with --json or --prefix).")
+              help="Write Graphviz to stdout (not with --json, --why or --trace).")
+@click.option("--from-prefix", default=None, metavar="TEXT",
+              help="With --dot dwa: only the DWA states the walks after TEXT can reach.")
+@click.option("--depth", type=click.IntRange(min=1), default=None,
+              help="With --dot dwa --from-prefix: at most this many steps from the roots.")
 @user_errors
-def inspect_command(artifact, as_json, prefix, dot) -> None:
+def inspect_command(artifact, as_json, prefix, why_token, trace, dot, from_prefix, depth) -> None:
     """Describe ARTIFACT: grammar, tokenizer, automata sizes, sections."""
     import json
 
     import glrmask_runtime
     from glrmask_cli import dot as dot_module
-    from glrmask_cli import report
+    from glrmask_cli import explain, report
 
-    if dot is not None and (as_json or prefix is not None):
-        raise click.UsageError("--dot writes Graphviz alone; it cannot be combined with --json or --prefix")
+    if dot is not None and (as_json or prefix is not None or why_token is not None or trace):
+        raise click.UsageError("--dot writes Graphviz alone; it cannot be combined with --json, --prefix, --why "
+                               "or --trace (use --from-prefix)")
+    if (from_prefix is not None or depth is not None) and dot != "dwa":
+        raise click.UsageError("--from-prefix and --depth go with --dot dwa")
     art = glrmask_runtime.load(artifact)
+    encode = _encoder_for(art)
     if dot is not None:
-        click.echo(dot_module.dwa_dot(art) if dot == "dwa" else dot_module.lexer_dot(art), nl=False)
+        if from_prefix is not None:
+            matcher = report.matcher_after(art, from_prefix, encode)
+            click.echo(dot_module.reachable_dwa_dot(art, explain.trace(art, matcher), depth), nl=False)
+        else:
+            click.echo(dot_module.dwa_dot(art) if dot == "dwa" else dot_module.lexer_dot(art), nl=False)
+        return
+    if why_token is not None or trace:
+        matcher = report.matcher_after(art, prefix or "", encode)
+        if why_token is not None:
+            answer = explain.why(art, matcher, _token_id(art, why_token, encode))
+            click.echo(json.dumps(answer, indent=2) if as_json else explain.format_why(answer))
+        if trace:
+            walks = explain.trace(art, matcher)
+            click.echo(json.dumps(walks, indent=2) if as_json else
+                       explain.format_trace(walks, report.mask_cost(art)))
         return
     if prefix is not None:
-        answer = report.prefix_report(art, prefix, _encoder_for(art))
+        answer = report.prefix_report(art, prefix, encode)
         click.echo(json.dumps(answer, indent=2) if as_json else report.format_prefix_report(answer))
         return
     result = report.artifact_report(art)
     click.echo(json.dumps(result, indent=2) if as_json else report.format_report(result))
+
+
+@cli.command("diff")
+@click.argument("a", type=click.Path(exists=True, dir_okay=False))
+@click.argument("b", type=click.Path(exists=True, dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@user_errors
+def diff_command(a, b, as_json) -> None:
+    """What changed between two artifacts: grammar, tokenizer, automata sizes, layout, section sizes."""
+    import json
+
+    import glrmask_runtime
+    from glrmask_cli import report
+
+    answer = report.diff_report(glrmask_runtime.load(a), glrmask_runtime.load(b))
+    click.echo(json.dumps(answer, indent=2) if as_json else report.format_diff(answer))
+
+
+def _token_id(art, spec: str, encode) -> int:
+    """`#ID`, or a text that is exactly one token of the artifact's vocabulary."""
+    if spec.startswith("#") and spec[1:].isdigit():
+        token_id = int(spec[1:])
+        if not 0 <= token_id < art.vocab_size:
+            raise click.BadParameter(f"token id {token_id} is outside [0, {art.vocab_size})", param_hint="'--why'")
+        return token_id
+    data = spec.encode("utf-8")
+    matches = [t for t in range(art.vocab_size) if art.token_bytes(t) == data] if encode is None else []
+    if encode is not None:
+        ids = list(encode(spec))
+        matches = ids if len(ids) == 1 else []
+    if len(matches) != 1:
+        raise click.BadParameter(f"{spec!r} is not a single token of this vocabulary; give its id as #ID",
+                                 param_hint="'--why'")
+    return int(matches[0])
 
 
 def _encoder_for(art):

@@ -1,4 +1,5 @@
-"""Graphviz renderings of an artifact's automata for `glrmask inspect --dot {dwa,lexer}`.
+"""Graphviz renderings of an artifact's automata for `glrmask inspect --dot {dwa,lexer}` (the DWA whole,
+or with `--from-prefix` only what the current walks can reach).
 
 The DWA: one node per state (labelled with its id and how many distinct rows it has over the lexer
 states), edges labelled with the LR state read, `*` for the default edge. The lexer: one node per
@@ -6,6 +7,9 @@ state (accepting states double-circled, labelled with the terminals), edges labe
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
 
 from glrmask_runtime.artifact import Artifact
 
@@ -29,13 +33,37 @@ def _ranges(bytes_: list[int]) -> str:
 
 
 def dwa_dot(art: Artifact) -> str:
+    return _dwa_graph(art, range(art.n_dwa_states), set())
+
+
+def reachable_dwa_dot(art: Artifact, trace: dict[str, Any], depth: int | None) -> str:
+    """Only the DWA states the walks of `explain.trace` start from and can reach (at most `depth`
+    steps from a root); the states those walks actually visited are drawn bold."""
+    walks = trace["walks"] + [w for close in trace["closes"] for w in close["walks"]]
+    visited = {step["dwa"] for w in walks for step in w["steps"]} | {w["stopped_at"] for w in walks}
+    frontier = sorted({w["root"] for w in walks})
+    keep = set(frontier)
+    level = 0
+    while frontier and (depth is None or level < depth):
+        following = []
+        for d in frontier:
+            targets = set(art.dwa_edges[d].values()) | ({art.dwa_default[d]} if art.dwa_default[d] >= 0 else set())
+            following += [t for t in targets if t not in keep]
+            keep.update(targets)
+        frontier, level = sorted(set(following)), level + 1
+    return _dwa_graph(art, sorted(keep), visited)
+
+
+def _dwa_graph(art: Artifact, states: Iterable[int], bold: set[int]) -> str:
+    shown = set(states)
     lines = ["digraph parser_dwa {", "  rankdir=LR;", "  node [shape=circle];"]
-    for d in range(art.n_dwa_states):
-        edges = art.dwa_edges[d]
-        lines.append(f'  d{d} [label="{d}\\naccept {int(art.accept_of[d])}"];')
-        for label, target in sorted(edges.items()):
-            lines.append(f'  d{d} -> d{target} [label="{label}"];')
-        if art.dwa_default[d] >= 0:
+    for d in sorted(shown):
+        style = ", style=bold" if d in bold else ""
+        lines.append(f'  d{d} [label="{d}\\naccept {int(art.accept_of[d])}"{style}];')
+        for label, target in sorted(art.dwa_edges[d].items()):
+            if target in shown:
+                lines.append(f'  d{d} -> d{target} [label="{label}"];')
+        if art.dwa_default[d] >= 0 and art.dwa_default[d] in shown:
             lines.append(f'  d{d} -> d{art.dwa_default[d]} [label="*", style=dashed];')
     lines.append("}")
     return "\n".join(lines) + "\n"

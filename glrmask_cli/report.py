@@ -11,6 +11,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from glrmask_runtime.artifact import Artifact
+from glrmask_runtime.matcher import Matcher
 from glrmask_runtime.tables import START
 
 
@@ -39,6 +40,41 @@ def artifact_report(art: Artifact) -> dict[str, Any]:
         "size": {"file_bytes": art.container.compressed_size, "expanded_bytes": art.container.expanded_size,
                  "sections": sections},
     }
+
+
+def diff_report(a: Artifact, b: Artifact) -> dict[str, Any]:
+    """What differs between two artifacts' reports (`glrmask diff`): every changed field of
+    `artifact_report` (section sizes included) as {"a": ..., "b": ...}, and the sections only one has."""
+    left, right = _flatten(artifact_report(a)), _flatten(artifact_report(b))
+    changed = {key: {"a": left.get(key), "b": right.get(key)} for key in sorted(set(left) | set(right))
+               if key != "file" and left.get(key) != right.get(key)}
+    return {"a": a.path, "b": b.path, "same_file": a.fingerprint == b.fingerprint, "changed": changed}
+
+
+def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            out.update(_flatten(item, f"{prefix}.{key}" if prefix else str(key)))
+        return out
+    return {prefix: value}
+
+
+def format_diff(report: dict[str, Any]) -> str:
+    if report["same_file"]:
+        return f"{report['a']} and {report['b']} are the same artifact"
+    lines = [f"--- {report['a']}", f"+++ {report['b']}"]
+    for key, change in report["changed"].items():
+        a, b = change["a"], change["b"]
+        counts = isinstance(a, int) and isinstance(b, int) and not isinstance(a, bool) and a != 0
+        ratio = f"  ({b / a:.2f}x)" if counts else ""
+        lines.append(f"{key}: {_short(a)} -> {_short(b)}{ratio}")
+    return "\n".join(lines)
+
+
+def _short(value: Any) -> str:
+    text = "(none)" if value is None else str(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def mask_cost(art: Artifact) -> dict[str, Any]:
@@ -160,15 +196,21 @@ def _mask_cost_lines(cost: dict[str, Any]) -> list[str]:
             f"at a lexer state {cost['max_runtime_closes']}"]
 
 
-def prefix_report(art: Artifact, text: str, encode: Callable[[str], Sequence[int]] | None,
-                  sample: int = 20) -> dict[str, Any]:
-    """Commit `text` (as tokens if an encoder is given, else as raw bytes) and describe the mask."""
+def matcher_after(art: Artifact, text: str, encode: Callable[[str], Sequence[int]] | None) -> Matcher:
+    """A matcher that has committed `text`: as tokens if an encoder is given, else as raw bytes."""
     matcher = art.matcher()
     if encode is not None:
         for token_id in encode(text):
             matcher.commit(token_id)
     else:
         matcher.commit_bytes(text.encode("utf-8"))
+    return matcher
+
+
+def prefix_report(art: Artifact, text: str, encode: Callable[[str], Sequence[int]] | None,
+                  sample: int = 20) -> dict[str, Any]:
+    """Commit `text` (as tokens if an encoder is given, else as raw bytes) and describe the mask."""
+    matcher = matcher_after(art, text, encode)
     allowed = np.flatnonzero(matcher.mask())
     shown = [art.token_bytes(int(t)) for t in allowed[:sample] if int(t) not in art.eos_token_ids]
     return {

@@ -341,6 +341,11 @@ class Matcher:
         return value
 
     @property
+    def parse_state(self) -> ParseState:
+        """The recognizer state (lexer state and GLR stacks) the next mask is computed from."""
+        return self._state
+
+    @property
     def steps(self) -> int:
         """Number of commits so far."""
         return len(self._history)
