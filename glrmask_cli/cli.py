@@ -217,9 +217,10 @@ class _StageProgress:
 @click.option("--dot", type=click.Choice(["dwa", "lexer"]), default=None,
               help="Write Graphviz to stdout (not with --json, --why or --trace).")
 @click.option("--from-prefix", default=None, metavar="TEXT",
-              help="With --dot dwa: only the DWA states the walks after TEXT can reach.")
-@click.option("--depth", type=click.IntRange(min=1), default=None,
-              help="With --dot dwa --from-prefix: at most this many steps from the roots.")
+              help="With --dot dwa: only the DWA states the mask's walks after TEXT visit.")
+@click.option("--depth", type=click.IntRange(min=0), default=None,
+              help="With --dot dwa --from-prefix: also the states up to N steps off those walks "
+                   "(at most 8 edges per state drawn, the rest counted) [default: 0].")
 @user_errors
 def inspect_command(artifact, as_json, prefix, why_token, trace, dot, from_prefix, depth) -> None:
     """Describe ARTIFACT: grammar, tokenizer, automata sizes, sections."""

@@ -8,7 +8,6 @@ state (accepting states double-circled, labelled with the terminals), edges labe
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 from glrmask_runtime.artifact import Artifact
@@ -33,40 +32,61 @@ def _ranges(bytes_: list[int]) -> str:
 
 
 def dwa_dot(art: Artifact) -> str:
-    return _dwa_graph(art, range(art.n_dwa_states), set())
-
-
-def reachable_dwa_dot(art: Artifact, trace: dict[str, Any], depth: int | None) -> str:
-    """Only the DWA states the walks of `explain.trace` start from and can reach (at most `depth`
-    steps from a root); the states those walks actually visited are drawn bold."""
-    walks = trace["walks"] + [w for close in trace["closes"] for w in close["walks"]]
-    visited = {step["dwa"] for w in walks for step in w["steps"]} | {w["stopped_at"] for w in walks}
-    frontier = sorted({w["root"] for w in walks})
-    keep = set(frontier)
-    level = 0
-    while frontier and (depth is None or level < depth):
-        following = []
-        for d in frontier:
-            targets = set(art.dwa_edges[d].values()) | ({art.dwa_default[d]} if art.dwa_default[d] >= 0 else set())
-            following += [t for t in targets if t not in keep]
-            keep.update(targets)
-        frontier, level = sorted(set(following)), level + 1
-    return _dwa_graph(art, sorted(keep), visited)
-
-
-def _dwa_graph(art: Artifact, states: Iterable[int], bold: set[int]) -> str:
-    shown = set(states)
     lines = ["digraph parser_dwa {", "  rankdir=LR;", "  node [shape=circle];"]
-    for d in sorted(shown):
-        style = ", style=bold" if d in bold else ""
-        lines.append(f'  d{d} [label="{d}\\naccept {int(art.accept_of[d])}"{style}];')
+    for d in range(art.n_dwa_states):
+        lines.append(f'  d{d} [label="{d}\\naccept {int(art.accept_of[d])}"];')
         for label, target in sorted(art.dwa_edges[d].items()):
-            if target in shown:
-                lines.append(f'  d{d} -> d{target} [label="{label}"];')
-        if art.dwa_default[d] >= 0 and art.dwa_default[d] in shown:
+            lines.append(f'  d{d} -> d{target} [label="{label}"];')
+        if art.dwa_default[d] >= 0:
             lines.append(f'  d{d} -> d{art.dwa_default[d]} [label="*", style=dashed];')
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+MAX_EDGES_SHOWN = 8      # per state in a partial graph; the rest are counted on one "more" node
+
+
+def reachable_dwa_dot(art: Artifact, trace: dict[str, Any], depth: int | None) -> str:
+    """The DWA states the walks of `explain.trace` visit (bold), and the states within `depth`
+    further steps of them (default 0: the walks alone). At most MAX_EDGES_SHOWN edges leave a
+    state; the others are counted on a dotted "more" node, so a graph of 100k states stays readable."""
+    walks = trace["walks"] + [w for close in trace["closes"] for w in close["walks"]]
+    visited = {step["dwa"] for w in walks for step in w["steps"]} | {w["stopped_at"] for w in walks}
+    walked_edges = {(step["dwa"], step["next"]) for w in walks for step in w["steps"] if step["next"] >= 0}
+    keep, frontier = set(visited), sorted(visited)
+    for _ in range(depth or 0):
+        following = []
+        for d in frontier:
+            for target in _targets(art, d)[:MAX_EDGES_SHOWN]:
+                if target not in keep:
+                    keep.add(target)
+                    following.append(target)
+        frontier = sorted(following)
+    lines = ["digraph parser_dwa {", "  rankdir=LR;", "  node [shape=circle];"]
+    for d in sorted(keep):
+        style = ", style=bold" if d in visited else ""
+        lines.append(f'  d{d} [label="{d}\\naccept {int(art.accept_of[d])}"{style}];')
+        edges = sorted(art.dwa_edges[d].items())
+        shown = [(label, t) for label, t in edges if t in keep and ((d, t) in walked_edges or depth)]
+        shown = shown[:MAX_EDGES_SHOWN] + [(label, t) for label, t in shown[MAX_EDGES_SHOWN:] if (d, t) in walked_edges]
+        for label, target in shown:
+            bold = ", style=bold" if (d, target) in walked_edges else ""
+            lines.append(f'  d{d} -> d{target} [label="{label}"{bold}];')
+        default = art.dwa_default[d]
+        if default >= 0 and default in keep:
+            lines.append(f'  d{d} -> d{default} [label="*", style=dashed];')
+        hidden = len(edges) - len(shown)
+        if hidden > 0:
+            lines.append(f'  m{d} [shape=plaintext, label="+{hidden} edges"];')
+            lines.append(f'  d{d} -> m{d} [style=dotted];')
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _targets(art: Artifact, d: int) -> list[int]:
+    targets = sorted(set(art.dwa_edges[d].values()))
+    default = art.dwa_default[d]
+    return ([default] if default >= 0 else []) + [t for t in targets if t != default]
 
 
 def lexer_dot(art: Artifact) -> str:

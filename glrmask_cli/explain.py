@@ -131,7 +131,7 @@ def _terms(art: Artifact, set_id: int) -> list[str]:
 
 def _top(art: Artifact, node: GSSNode) -> dict[str, Any]:
     expects = art.recognizer.expected(ParseState(START, (node,)))
-    return {"lr_state": node.state, "expects": list(expects)}
+    return {"lr_state": node.state, "core": art.lr_core(node.state), "expects": list(expects)}
 
 
 def _lexing(art: Artifact, q: int, data: bytes) -> dict[str, Any]:
@@ -167,7 +167,7 @@ def format_why(report: dict[str, Any]) -> str:
         else:
             lines.append(f"  its bytes from lexer state {lexing['from_lexer_state']}: {lexing['reason']}")
     for top in report.get("tops", []):
-        lines.append(f"  stack top LR state {top['lr_state']} (below the open lexeme) expects "
+        lines.append(f"  stack top LR state {top['lr_state']} (below the open lexeme){_core(top)} expects "
                      f"{', '.join(top['expects']) or 'nothing'}")
     if "expected" in report:
         lines.append(f"  expected there: {', '.join(report['expected'])}")
@@ -179,7 +179,8 @@ def format_trace(report: dict[str, Any], worst: dict[str, Any] | None = None) ->
              + (f", open lexeme can become {' | '.join(report['open_lexeme_can_become'])}"
                 if report["open_lexeme_can_become"] else ", no open lexeme")]
     for top in report["tops"]:
-        lines.append(f"stack top LR state {top['lr_state']} expects {', '.join(top['expects']) or 'nothing'}")
+        expects = ", ".join(top["expects"]) or "nothing"
+        lines.append(f"stack top LR state {top['lr_state']}{_core(top)} expects {expects}")
     for walk in report["walks"]:
         lines.append(_walk_line(walk, "walk"))
     for close in report["closes"]:
@@ -194,6 +195,10 @@ def format_trace(report: dict[str, Any], worst: dict[str, Any] | None = None) ->
                  f"{worst['max_rows_ored']} rows, depth {worst['max_walk_depth']})")
     lines.append(line)
     return "\n".join(lines)
+
+
+def _core(top: dict[str, Any]) -> str:
+    return f" [{top['core']}]" if top.get("core") else ""
 
 
 def _walk_line(walk: dict[str, Any], label: str) -> str:

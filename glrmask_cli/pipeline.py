@@ -64,6 +64,7 @@ class Compiled:
     timings: dict[str, float] = field(default_factory=dict)   # seconds per stage (STAGES)
     read_depth: int = 0                                       # stack_effects.max_read_depth(effects)
     limits: BuildLimits = DEFAULTS
+    lr_cores: tuple[str, ...] = ()                            # per LR state: its kernel items, readable
 
 
 @dataclass(frozen=True)
@@ -150,8 +151,9 @@ def compile_grammar(grammar_path: str | os.PathLike, *, tokenizer: str | Vocabul
     dwa = _parser_dwa(stages, layout, lexer_build.tables, effects, lr, vocab, limits, progress)
     with stages.stage("rows"):
         rows = build_rows(dwa.dwa, dwa.terminal_dwa, progress)
+    cores = tuple(front.lr.describe_state(state) for state in range(lr.n_states))
     return Compiled(grammar, lexer_build.tables, warnings, front.normalized, lr, len(front.lr.conflicts),
-                    effects, vocab, dwa.terminal_dwa, dwa, rows, t, read_depth, limits)
+                    effects, vocab, dwa.terminal_dwa, dwa, rows, t, read_depth, limits, cores)
 
 
 def _parser_dwa(stages: _Stages, layout: Layout, lexer: LexerTables, effects: tuple[EffectGraph, ...],
@@ -208,6 +210,9 @@ def artifact_sections(c: Compiled) -> dict[str, np.ndarray]:
     token_lengths = np.fromiter((len(b) for b in c.vocab.token_bytes), dtype=np.int64, count=c.vocab.size)
     token_offsets = np.zeros(c.vocab.size + 1, dtype=np.int64)
     token_offsets[1:] = np.cumsum(token_lengths)
+    core_text = [core.encode("utf-8") for core in c.lr_cores]
+    core_offsets = np.zeros(len(core_text) + 1, dtype=np.int64)
+    core_offsets[1:] = np.cumsum([len(t) for t in core_text])
     return conform_sections({
         "lexer.transitions": c.lexer.transitions, "lexer.close_sets": c.lexer.close_sets,
         "lexer.viable_sets": c.lexer.viable_sets, "lexer.term_set_offsets": c.lexer.term_set_offsets,
@@ -225,6 +230,7 @@ def artifact_sections(c: Compiled) -> dict[str, np.ndarray]:
         "rows.bits": c.rows.rows,
         "vocab.token_offsets": token_offsets,
         "vocab.token_data": np.frombuffer(b"".join(c.vocab.token_bytes), dtype=np.uint8),
+        "lr.core_offsets": core_offsets, "lr.core_text": np.frombuffer(b"".join(core_text), dtype=np.uint8),
     })
 
 

@@ -45,6 +45,10 @@ class LRBuild:
         rule = self.cfg.rules[arg]
         return f"reduce {self.cfg.name(rule.lhs)} -> {' '.join(self.cfg.name(s) for s in rule.rhs)}"
 
+    def describe_state(self, state: int) -> str:
+        """The state's kernel items (`object -> "{" . members "}"; ...`), for `inspect --why`."""
+        return "; ".join(self.describe_item(rule, dot) for rule, dot in self.kernels[state])
+
     def describe_item(self, rule_id: int, dot: int) -> str:
         if rule_id == len(self.cfg.rules):
             rhs = [self.cfg.name(self.cfg.start)]

@@ -148,6 +148,15 @@ class Artifact:
             found = self._token_cache[token_id] = self._token_data[lo:hi].tobytes()
         return found
 
+    def lr_core(self, state: int) -> str | None:
+        """LR state `state`'s kernel items as text (`object -> "{" . members "}"`), if the artifact
+        has them (the optional lr.core_* sections), for explanations."""
+        if "lr.core_text" not in self._sections:
+            return None
+        offsets = self._sections["lr.core_offsets"]
+        lo, hi = int(offsets[state]), int(offsets[state + 1])
+        return bytes(self._sections["lr.core_text"][lo:hi]).decode("utf-8", "replace")
+
     def tokens_starting_with(self, prefix: bytes) -> np.ndarray:
         """bool (vocab_size,): the tokens whose bytes start with `prefix` (all ids for b"")."""
         starts = self._token_offsets[:-1].astype(np.int64)
@@ -270,6 +279,10 @@ def _validate_tables(art: Artifact) -> None:
                 _check(offsets is not None and roots is not None and offsets.shape == (n + 1,)
                        and _monotone(offsets, roots.size) and _in_range(roots, 0, n_dwa), p,
                        f"walk filter {kind}s")
+        if "lr.core_offsets" in s or "lr.core_text" in s:
+            offsets, text = s.get("lr.core_offsets"), s.get("lr.core_text")
+            _check(offsets is not None and text is not None and offsets.shape == (art.lr.n_states + 1,)
+                   and _monotone(offsets, text.size), p, "LR state cores")
     else:
         row_table = s["dwa.row_by_lexer_state"]
         _check(row_table.shape == (n_lex, n_dwa) and _in_range(row_table, 0, n_rows), p, "DWA row table")

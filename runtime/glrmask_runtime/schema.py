@@ -75,8 +75,14 @@ _WALK_FILTERS: Mapping[str, SectionSpec] = MappingProxyType({
     "dwa.q_root_offsets": _spec("<i4", 1), "dwa.q_roots": _spec("<i4", 1),
     "rows.close_root_offsets": _spec("<i4", 1), "rows.close_roots": _spec("<i4", 1),
 })
+# Optional in format 2 and later, for `glrmask inspect` only (never read by masks): LR state s's
+# kernel items as UTF-8 text, lr.core_text[lr.core_offsets[s]:lr.core_offsets[s + 1]].
+_LR_CORES: Mapping[str, SectionSpec] = MappingProxyType({
+    "lr.core_offsets": _spec("<i8", 1), "lr.core_text": _spec("|u1", 1),
+})
+_OPTIONAL_2 = MappingProxyType({**_WALK_FILTERS, **_LR_CORES})
 OPTIONAL_BY_VERSION: Mapping[int, Mapping[str, SectionSpec]] = MappingProxyType({
-    1: MappingProxyType({}), 2: _WALK_FILTERS, 3: _WALK_FILTERS,
+    1: MappingProxyType({}), 2: _OPTIONAL_2, 3: _OPTIONAL_2,
 })
 SECTIONS_BY_VERSION: Mapping[int, Mapping[str, SectionSpec]] = MappingProxyType({
     1: MappingProxyType({"dwa.row_by_lexer_state": _spec("<i4", 2)}),
