@@ -116,3 +116,12 @@ def test_diff_names_what_changed(json_artifact, tmp_path):
     assert "are the same artifact" in same.output
     data = json.loads(runner.invoke(cli, ["diff", str(json_artifact), str(other), "--json"]).output)
     assert data["changed"]["dwa.layout"]["b"] == "grouped"
+
+
+def test_lr_state_cores_name_the_kernel_items():
+    b = built(JSON_GRAMMAR, "small-gpt2")
+    lr = b.artifact.lr
+    cores = [b.artifact.lr_core(s) for s in range(lr.n_states)]
+    assert cores[0] == "$start -> . start"
+    assert all(core and "." in core for core in cores)
+    assert any(core.startswith("object -> LBRACE . ") for core in cores)
