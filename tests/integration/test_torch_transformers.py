@@ -137,3 +137,17 @@ def test_a_transformers_fast_tokenizer_gives_the_vocabulary_of_its_file():
     assert [vocab.special_names[i] for i in vocab.eos_ids] == ["<|im_end|>"]
     built = glrmask_cli.compile_grammar('start: "ok"\n', tokenizer=fast, vocab_size=151_936)
     assert built.load().vocab_size == 151_936
+
+
+def test_the_sglang_shaped_grammar_masks_torch_logits(artifact):
+    from glrmask_runtime.sglang import GLRMaskSGLangGrammar
+    grammar = GLRMaskSGLangGrammar(artifact.matcher())
+    grammar.accept_token(GPT2.encode("[")[0])
+    mask = grammar.allocate_vocab_mask(50_304, 2, "cpu")
+    grammar.fill_vocab_mask(mask, 1)
+    mask = GLRMaskSGLangGrammar.move_vocab_mask(mask, "cpu")
+    logits = torch.zeros(2, 50_304)
+    GLRMaskSGLangGrammar.apply_vocab_mask(logits, mask)
+    allowed = torch.isfinite(logits[1]).numpy()
+    assert np.array_equal(allowed[:50_257], grammar.matcher.mask()) and not allowed[50_257:].any()
+    assert torch.isfinite(logits[0]).all()
