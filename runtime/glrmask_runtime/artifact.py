@@ -92,6 +92,8 @@ class Artifact:
         # (lexer state, LR state) -> the roots a walk from that top takes there (roots_at)
         self._roots_at: dict[int, tuple[int, ...]] = {}
         self._bool_rows: dict[int, np.ndarray] = {}
+        # (row ids, closes' row ids) -> the combined mask; filled and bounded by matcher._combined
+        self.combined_masks: dict[tuple[Any, ...], np.ndarray] = {}
         _prefault(self.rows)
         _LOADED[(self._abspath, self.fingerprint)] = self
 
