@@ -293,7 +293,7 @@ def boundary_warnings(tables: LexerTables, terminals: Sequence[TerminalSpec],
     dead_unaccepted = ((trans == DEAD) & (close[:, :256] == 0))[:, starts_char].any(axis=1)
     dead_unaccepted[DEAD] = False
     example = _shortest_texts(trans)
-    found: dict[tuple[int, int], tuple[bytes, int]] = {}
+    found: dict[tuple[int, int], tuple[bytes, int, int]] = {}
     for s in np.nonzero((close != 0).any(axis=1))[0].tolist():
         ascii_next = trans[s][:0x80]
         for c in np.nonzero(dead_unaccepted[ascii_next] & (trans[START][:0x80] != DEAD))[0].tolist():
@@ -301,13 +301,14 @@ def boundary_warnings(tables: LexerTables, terminals: Sequence[TerminalSpec],
             done = {t for byte in range(257) for t in tables.term_set(int(close[s, byte]))}
             for a in sorted(done):
                 for b in sorted(starting & (followers(a) | ignored)):
-                    candidate = (example.get(s, b""), c)
+                    candidate = (example.get(s, b""), c, int(trans[s][c]))
                     if (a, b) not in found or len(candidate[0]) < len(found[a, b][0]):
                         found[a, b] = candidate
     return [f"terminal {names[a]} followed by {names[b]}: one byte of lookahead cannot decide the lexeme "
             f"boundary (after {names[a]} {_show(text)}, {_show(bytes([c]))} is read as the continuation of a "
-            f"longer lexeme, never as the start of {names[b]})"
-            for (a, b), (text, c) in sorted(found.items())]
+            f"longer {' or '.join(names[t] for t in tables.term_set(int(tables.viable_sets[longer])))}, never as "
+            f"the start of {names[b]}; lark's lexer would back up)"
+            for (a, b), (text, c, longer) in sorted(found.items())]
 
 
 def _shortest_texts(trans: np.ndarray) -> dict[int, bytes]:
