@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Protocol, Sequence
 
 from glrmask_cli.grammar import GrammarSpec
 from glrmask_cli.limits import DEFAULTS, BuildLimits
 from glrmask_cli.pipeline import compile_front_end
+from glrmask_runtime.contextual import ContextualRecognizer
 from glrmask_runtime.errors import GLRMaskError, InputRejected
 from glrmask_runtime.recognizer import Recognizer
-from glrmask_runtime.tables import START
 
 MAX_EXPECTED_SHOWN = 8
 
@@ -36,10 +36,21 @@ class CheckResult:
         return f"{self.path}: rejected at byte {self.position}: {self.reason}"
 
 
-class Checker:
-    """A compiled grammar that checks documents."""
+class DocumentRecognizer(Protocol):
+    """What checking needs of a recognizer (`Recognizer`, `ContextualRecognizer`)."""
 
-    def __init__(self, grammar: GrammarSpec, recognizer: Recognizer) -> None:
+    def initial(self) -> Any: ...
+    def feed(self, state: Any, data: bytes) -> Any: ...
+    def can_finish(self, state: Any) -> bool: ...
+    def open_lexeme_complete(self, state: Any) -> bool: ...
+    def expected(self, state: Any) -> tuple[str, ...]: ...
+
+
+class Checker:
+    """A compiled grammar that checks documents (with the basic lexer the masks use, or lark's
+    contextual one)."""
+
+    def __init__(self, grammar: GrammarSpec, recognizer: DocumentRecognizer) -> None:
         self.grammar = grammar
         self.recognizer = recognizer
 
@@ -51,7 +62,7 @@ class Checker:
             return CheckResult(path, False, e.position, _reason(data, e.position, e.reason, e.expected))
         if r.can_finish(state):
             return CheckResult(path, True)
-        if state.lexer_state != START and r.scanner.close(state.lexer_state) == 0:
+        if not r.open_lexeme_complete(state):
             what = "the document ends inside an incomplete lexeme"
             return CheckResult(path, False, len(data), _reason(data, len(data), what, ()))
         what = "the document ends too early"
@@ -68,11 +79,18 @@ class Checker:
 
 
 def load_checker(grammar_path: str | os.PathLike, start: str | None = None,
-                 limits: BuildLimits = DEFAULTS) -> Checker:
-    """Compile `grammar_path` up to the LR tables (GrammarError/LimitExceeded on a bad grammar)."""
-    front = compile_front_end(grammar_path, start=start, limits=limits)
+                 limits: BuildLimits = DEFAULTS, lexer: str = "basic") -> Checker:
+    """Compile `grammar_path` up to the LR tables (GrammarError/LimitExceeded on a bad grammar);
+    `lexer="contextual"` also builds lark's contextual lexer (docs/semantics.md)."""
+    if lexer not in ("basic", "contextual"):
+        raise ValueError(f"lexer must be 'basic' or 'contextual', not {lexer!r}")
+    front = compile_front_end(grammar_path, start=start, limits=limits, contextual=lexer == "contextual")
     spec = front.grammar
-    return Checker(spec, Recognizer(front.lexer.tables, front.lr.tables, [t.display for t in spec.terminals]))
+    names = [t.display for t in spec.terminals]
+    if front.contextual is not None:
+        ctx = front.contextual
+        return Checker(spec, ContextualRecognizer(ctx.lexers, ctx.context_of, front.lr.tables, names))
+    return Checker(spec, Recognizer(front.lexer.tables, front.lr.tables, names))
 
 
 def _reason(data: bytes, position: int, what: str, expected: Sequence[str]) -> str:

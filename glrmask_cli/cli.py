@@ -313,9 +313,12 @@ def _encoder_for(art):
 @click.argument("grammar", type=click.Path(exists=True, dir_okay=False))
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--start", default=None, help="Start rule [default: start].")
+@click.option("--lexer", type=click.Choice(["basic", "contextual"]), default="basic", show_default=True,
+              help="basic: lark's basic lexer, what masks use; contextual: lark's contextual lexer (its "
+                   "default for parser='lalr'), per parser state (docs/semantics.md).")
 @_limits_option
 @user_errors
-def check_command(grammar, files, start, limits) -> None:
+def check_command(grammar, files, start, lexer, limits) -> None:
     """Check whole FILES against GRAMMAR with the semantics the masks use.
 
     Prints `FILE: ok` or `FILE: rejected at byte N: REASON` per file. Exit code 0 if all are ok,
@@ -323,7 +326,7 @@ def check_command(grammar, files, start, limits) -> None:
     """
     from glrmask_cli.check import load_checker
 
-    checker = load_checker(grammar, start, limits)
+    checker = load_checker(grammar, start, limits, lexer=lexer)
     rejected = 0
     for path in files:
         result = checker.check_file(path)

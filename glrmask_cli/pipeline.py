@@ -23,6 +23,7 @@ import numpy as np
 from glrmask_cli import __version__
 from glrmask_cli.errors import LimitExceeded, TokenizerError
 from glrmask_cli.grammar import GrammarSpec, load_grammar
+from glrmask_cli.lexer.contextual import ContextualLexer, build_contextual_lexer
 from glrmask_cli.lexer.scanner import LexerBuild, boundary_warnings, build_lexer
 from glrmask_cli.limits import DEFAULTS, BuildLimits
 from glrmask_cli.output import write_output
@@ -75,6 +76,7 @@ class FrontEnd:
     lexer: LexerBuild
     normalized: NormalizedGrammar
     lr: LRBuild
+    contextual: ContextualLexer | None = None   # lark's contextual lexer, when asked for
 
 
 class _Stages:
@@ -104,9 +106,11 @@ def load_grammar_stage(grammar_path: str | os.PathLike, *, start: str | None = N
 
 def compile_front_end(grammar_path: str | os.PathLike, *, start: str | None = None,
                       limits: BuildLimits = DEFAULTS, progress: Progress = NO_PROGRESS,
-                      timings: dict[str, float] | None = None, grammar: GrammarSpec | None = None) -> FrontEnd:
+                      timings: dict[str, float] | None = None, grammar: GrammarSpec | None = None,
+                      contextual: bool = False) -> FrontEnd:
     """grammar -> lexer -> parser (BNF, normalization, canonical LR(1) tables). `grammar`: the first
-    stage's result for this path and start, if already loaded (`load_grammar_stage`)."""
+    stage's result for this path and start, if already loaded (`load_grammar_stage`); `contextual`:
+    also lark's contextual lexer (one basic lexer per parser state's terminals, so after the parser)."""
     timings = timings if timings is not None else {}
     stages = _Stages(progress, timings)
     where = str(grammar_path)
@@ -119,7 +123,11 @@ def compile_front_end(grammar_path: str | os.PathLike, *, start: str | None = No
                                max_normalized_symbols=limits.max_normalized_symbols,
                                max_epsilon_variants=limits.max_epsilon_variants)
         lr = build_lr(normalized)
-    return FrontEnd(grammar, lexer, normalized, lr)
+    per_state = None
+    if contextual:
+        with stages.stage("lexer"):
+            per_state = build_contextual_lexer(grammar.terminals, grammar.ignore, lr.tables, lr.kernels, where, limits)
+    return FrontEnd(grammar, lexer, normalized, lr, per_state)
 
 
 def compile_grammar(grammar_path: str | os.PathLike, *, tokenizer: str | Vocabulary = "gpt2",

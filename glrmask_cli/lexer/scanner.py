@@ -10,7 +10,7 @@ order that matches it, retyped by the unless lists. Terminal id = index in `term
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, Collection, Sequence
 
 import numpy as np
 
@@ -54,14 +54,26 @@ def build_terminal_dfa(spec: TerminalSpec, grammar_path: str = "<grammar>",
 
 
 def build_lexer(terminals: Sequence[TerminalSpec], ignore: Sequence[str],
-                grammar_path: str = "<grammar>", limits: BuildLimits = DEFAULTS) -> LexerBuild:
+                grammar_path: str = "<grammar>", limits: BuildLimits = DEFAULTS, *,
+                only: Collection[int] | None = None, dfa_cache: dict[TerminalSpec, ByteDFA] | None = None
+                ) -> LexerBuild:
     """Compile every terminal and combine them into `LexerTables` by lark's basic-lexer rules
     (docs/semantics.md, "Scanning"). Uses limits max_pattern_nfa_states, max_pattern_dfa_states and
-    max_lexer_states."""
+    max_lexer_states. `only`: the basic lexer of these terminal ids and the ignored ones alone (lark's
+    contextual lexer builds one per parser state), with the same ids; `dfa_cache` keeps each
+    terminal's DFA across such calls."""
+    if only is not None:
+        return _subset_lexer(terminals, ignore, grammar_path, limits, only, dfa_cache)
     rules = lark_rules(terminals, ignore)
     real = [i for i in range(len(terminals)) if i not in rules.embedded]
     retyped = sorted({s for literals in rules.unless.values() for s in literals})
-    built = {i: build_terminal_dfa(terminals[i], grammar_path, limits) for i in sorted(set(real) | set(retyped))}
+    cache = dfa_cache if dfa_cache is not None else {}
+    built = {}
+    for i in sorted(set(real) | set(retyped)):
+        dfa = cache.get(terminals[i])
+        if dfa is None:
+            dfa = cache[terminals[i]] = build_terminal_dfa(terminals[i], grammar_path, limits)
+        built[i] = dfa
     dfas = [built[i] for i in real + retyped]
     components = _Components(real, retyped, rules)
     combo = _Combined(components, dfas, limits.max_lexer_states)
@@ -78,6 +90,26 @@ def build_lexer(terminals: Sequence[TerminalSpec], ignore: Sequence[str],
     ignored = np.array(sorted(names[n_] for n_ in ignore if n_ in names), np.int32)
     tables = LexerTables(new_trans, close_sets, viable, offsets, items, ignored)
     return LexerBuild(tables, tuple(unproduced_warnings(tables, terminals, rules, built)))
+
+
+def _subset_lexer(terminals: Sequence[TerminalSpec], ignore: Sequence[str], grammar_path: str,
+                  limits: BuildLimits, only: Collection[int], dfa_cache: dict[TerminalSpec, ByteDFA] | None
+                  ) -> LexerBuild:
+    ignored_ids = {i for i, t in enumerate(terminals) if t.name in set(ignore)}
+    keep = sorted(set(only) | ignored_ids)
+    if not keep:                                    # a state that takes no terminal: nothing lexes
+        empty = np.zeros(1, np.int32)
+        return LexerBuild(LexerTables(np.zeros((2, 256), np.int32), np.zeros((2, 257), np.int32),
+                                      np.zeros(2, np.int32), np.zeros(2, np.int32), empty[:0], empty[:0]), ())
+    local = build_lexer([terminals[i] for i in keep], ignore, grammar_path, limits, dfa_cache=dfa_cache)
+    to_global = np.array(keep, np.int32)
+    t = local.tables
+    offsets, items = t.term_set_offsets, to_global[t.term_set_items] if t.term_set_items.size else t.term_set_items
+    for k in range(len(offsets) - 1):               # keep each set's ids sorted
+        items[offsets[k]:offsets[k + 1]] = np.sort(items[offsets[k]:offsets[k + 1]])
+    tables = LexerTables(t.transitions, t.close_sets, t.viable_sets, offsets, items.astype(np.int32),
+                         to_global[t.ignored].astype(np.int32) if t.ignored.size else t.ignored)
+    return LexerBuild(tables, ())      # "never produced" means nothing for one context
 
 
 def _union(dfas: list[ByteDFA]):

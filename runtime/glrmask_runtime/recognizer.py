@@ -103,6 +103,10 @@ class Recognizer:
             stacks = self.close_lexeme(stacks, set_id)
         return bool(stacks) and self.parser.accepts_end(stacks)
 
+    def open_lexeme_complete(self, state: ParseState) -> bool:
+        """True iff nothing is open or the open lexeme is a complete terminal."""
+        return state.lexer_state == START or self.scanner.close(state.lexer_state) != 0
+
     def expected(self, state: ParseState) -> tuple[str, ...]:
         """Names of what may come next (after the open lexeme, if it can end here); for error messages."""
         stacks = state.stacks

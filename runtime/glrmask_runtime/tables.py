@@ -42,10 +42,10 @@ class LexerTables:
     close_sets[s, c]   int32 (n_states, 257): id (into term_sets) of the terminals a lexeme that
                        ends in state s is accepted as, when the following byte is c (c = 256: end of
                        output). Only meaningful where transitions[s, c] == DEAD (or c == 256).
-                       Priority and literal-over-regexp tie-breaking are already applied; a
+                       lark's basic-lexer rules are already applied (one terminal per lexeme); a
                        one-byte trailing lookahead makes the set depend on c. Set 0 = not accepted.
     viable_sets[s]     int32 (n_states,): id of the terminals the open lexeme in state s can still
-                       become (a superset of everything accepted from s onwards).
+                       close as (the closes reachable from s, s's own included).
     term_set_offsets,  CSR encoding of the terminal sets: set i is
     term_set_items     term_set_items[term_set_offsets[i]:term_set_offsets[i+1]] (sorted ids).
                        Set 0 is the empty set.

@@ -1,0 +1,86 @@
+"""lark's contextual lexer (`glrmask check --lexer contextual`): every short text over a small
+alphabet, and real documents, get the verdict of `Lark(grammar, parser="lalr")` (whose default
+lexer is the contextual one). Masks still use the basic lexer (docs/semantics.md)."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import lark
+import pytest
+from click.testing import CliRunner
+
+from devtools.data import DataUnavailable, corpus_path, poetry_grammar, syncode_grammar
+from devtools.lark_judge import lark_parses
+from glrmask_cli.check import load_checker
+from glrmask_cli.cli import cli
+
+CASES = {
+    # a keyword is a keyword only where the parser state accepts it: after IF, "if" is a NAME
+    "keyword-by-state": ('start: IF NAME | NAME "=" NAME\nIF: "if"\nNAME: /[a-z]+/\n%ignore " "\n', "if =", 5),
+    # a wide terminal only competes where it may come (pep508's URI after "@")
+    "wide-terminal-by-state": ('start: NAME ("@" URI)?\nNAME: /[a-z]+/\nURI: /[^ @]+/\n', "ab@/", 5),
+    # lark's csv example: the literal " " and _SEPARATOR, each only where the rules allow it
+    "separator-by-state": ('start: "#" " "? (WORD _SEPARATOR?)+\nWORD: /[a-z]+/\n_SEPARATOR: /[ ]+/\n', "# a", 6),
+}
+
+
+def _texts(alphabet: str, max_length: int):
+    for n in range(1, max_length + 1):
+        for chars in itertools.product(alphabet, repeat=n):
+            yield "".join(chars)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_every_short_text_gets_larks_contextual_verdict(name, tmp_path):
+    text, alphabet, max_length = CASES[name]
+    path = tmp_path / f"{name}.lark"
+    path.write_text(text)
+    judge = lark.Lark(text, parser="lalr")
+    contextual, basic = load_checker(path, lexer="contextual"), load_checker(path)
+    texts = list(_texts(alphabet, max_length))
+    differ = [t for t in texts if lark_parses(judge, t) != contextual.check_bytes(t.encode()).ok]
+    assert differ == [], f"{len(differ)} texts differ from lark, e.g. {differ[:5]}"
+    assert any(contextual.check_bytes(t.encode()).ok != basic.check_bytes(t.encode()).ok for t in texts)
+
+
+def _mutations(text: str, rng: random.Random) -> list[str]:
+    i = rng.randrange(len(text) + 1)
+    return [text[:i], text[:i] + text[i + 1:], text[:i] + rng.choice("(), '=a1@;") + text[i:]]
+
+
+@pytest.mark.parametrize("grammar", ["pep508", "sql"])
+def test_real_documents_get_larks_contextual_verdict(grammar):
+    try:
+        if grammar == "pep508":
+            path = poetry_grammar("pep508.lark")
+            documents = [line for line in corpus_path("pep508/requires_dist.txt").read_text().splitlines() if line]
+        else:
+            path = syncode_grammar("sql.lark")
+            lines = corpus_path("sql/spider/dev_gold.tsv").read_text().splitlines()
+            documents = [line.split("\t")[0] for line in lines[::20]]
+    except DataUnavailable as e:
+        pytest.skip(str(e))
+    judge = lark.Lark.open(str(path), parser="lalr")
+    checker = load_checker(path, lexer="contextual")
+    rng = random.Random(0)
+    checked = accepted = 0
+    for document in documents:
+        for text in [document] + _mutations(document, rng):
+            verdict = lark_parses(judge, text)
+            assert checker.check_bytes(text.encode()).ok == verdict, text
+            checked += 1
+            accepted += verdict
+    assert accepted > checked // 4
+
+
+def test_check_takes_the_lexer_option(tmp_path):
+    grammar = tmp_path / "g.lark"
+    grammar.write_text(CASES["keyword-by-state"][0])
+    document = tmp_path / "doc.txt"
+    document.write_text("if if")
+    runner = CliRunner()
+    assert runner.invoke(cli, ["check", str(grammar), str(document)]).exit_code == 1
+    result = runner.invoke(cli, ["check", "--lexer", "contextual", str(grammar), str(document)])
+    assert result.exit_code == 0 and result.output.endswith(": ok\n"), result.output
