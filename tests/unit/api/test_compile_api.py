@@ -97,3 +97,15 @@ def test_a_padded_vocabulary_never_allows_the_padding():
 def test_an_unsupported_tokenizer_object_is_a_clear_error():
     with pytest.raises(TokenizerError, match="not supported"):
         glrmask_cli.compile_grammar(GRAMMAR, tokenizer=np.zeros(3))
+
+
+@pytest.mark.parametrize("tokenizer", ["gpt2", "cl100k_base.tiktoken", "qwen3.tokenizer.json", "mistral-v1.model"])
+def test_every_tokenizer_family_pads(tokenizer):
+    try:
+        spec = tokenizer if tokenizer == "gpt2" else str(tokenizer_file(tokenizer))
+    except DataUnavailable as e:
+        pytest.skip(str(e))
+    size = tokenizer_vocabulary(spec).size
+    artifact = glrmask_cli.compile_grammar(GRAMMAR, tokenizer=spec, vocab_size=size + 77).load()
+    mask = artifact.matcher().mask()
+    assert artifact.vocab_size == size + 77 and not mask[size:].any() and mask[:size].any()
