@@ -10,7 +10,7 @@ bytes succeeds; EOS iff `can_finish`. States are immutable; a failed call change
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from glrmask_runtime.errors import InputRejected
 from glrmask_runtime.glr import GLRParser, GSSNode
@@ -18,8 +18,9 @@ from glrmask_runtime.lexer import Scanner
 from glrmask_runtime.tables import DEAD, START, LexerTables, LRTables
 
 
-@dataclass(frozen=True)
-class ParseState:
+class ParseState(NamedTuple):
+    """The open lexeme's lexer state and the GLR stacks (immutable; a tuple, the cheapest to make)."""
+
     lexer_state: int
     stacks: tuple[GSSNode, ...]
 
