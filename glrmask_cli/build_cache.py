@@ -6,7 +6,8 @@ what the compiler reads, imports included), the tokenizer's fingerprint and EOS 
 build limits, and the compiler itself (the sha256 of every source file of `glrmask_cli` and
 `glrmask_runtime`, so a changed compiler never reuses an old artifact).
 Location: `<runtime cache dir>/builds/<key>.glrm` (`glrmask_runtime.cache.cache_dir`: the same
-`$GLRMASK_CACHE_DIR`, where the empty string disables both caches). Entries are written atomically
+`$GLRMASK_CACHE_DIR`, where the empty string disables both caches), with a bound of its own of
+`$GLRMASK_CACHE_MAX_BYTES`, as the image cache has (least recently used entries go first). Entries are written atomically
 (`output.write_output`); one that does not decode as the artifact it should be is rebuilt.
 """
 
@@ -22,7 +23,7 @@ import glrmask_runtime
 from glrmask_cli.grammar import GrammarSpec
 from glrmask_cli.limits import BuildLimits
 from glrmask_cli.output import write_output
-from glrmask_runtime.cache import cache_dir
+from glrmask_runtime.cache import cache_dir, evict, max_bytes, touch
 from glrmask_runtime.errors import GLRMaskError
 from glrmask_runtime.format import read_container
 
@@ -77,6 +78,7 @@ def lookup(key: str, grammar_sha256: str, fingerprint: str) -> Entry | None:
     if (metadata.get("grammar", {}).get("sha256") != grammar_sha256
             or metadata.get("tokenizer", {}).get("fingerprint") != fingerprint):
         return None
+    touch(path)
     return Entry(path, data, metadata)
 
 
@@ -85,9 +87,13 @@ def store(key: str, data: bytes) -> Path | None:
     path = entry_path(key)
     if path is None:
         return None
+    limit = max_bytes()
+    if len(data) > limit:
+        return None
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         write_output(path, data)
     except (OSError, GLRMaskError):
         return None
+    evict(path.parent, limit, keep=path.name, suffix=SUFFIX)
     return path

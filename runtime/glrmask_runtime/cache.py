@@ -125,18 +125,20 @@ def store_image(key: str, image: bytes) -> mmap.mmap | None:
     return mapped
 
 
-def evict(directory: Path, limit: int, keep: str = "") -> None:
-    """Remove the least recently used images in `directory` until their sizes sum to at most `limit`.
+def evict(directory: Path, limit: int, keep: str = "", suffix: str = SUFFIX) -> None:
+    """Remove the least recently used entries in `directory` until their sizes sum to at most `limit`.
 
-    `keep` (a file name) is never removed. Only `<sha256>.image` files count; stale temp files are
-    removed too. Errors are ignored (another process may evict the same files at the same time).
+    `keep` (a file name) is never removed. Only `<sha256><suffix>` files count (`.image` here; the
+    compiler's build cache keeps `.glrm` files in its own directory the same way); stale temp files
+    are removed too. Errors are ignored (another process may evict the same files at the same time).
     """
+    entry_name = _ENTRY if suffix == SUFFIX else re.compile(r"[0-9a-f]{64}" + re.escape(suffix))
     entries = []
     stale_before = time.time_ns() - STALE_TEMP_SECONDS * 10**9
     try:
         with os.scandir(directory) as listing:
             for entry in listing:
-                image, temp = _ENTRY.fullmatch(entry.name), _TEMP.fullmatch(entry.name)
+                image, temp = entry_name.fullmatch(entry.name), _TEMP.fullmatch(entry.name)
                 if not (image or temp):
                     continue
                 try:
@@ -155,6 +157,14 @@ def evict(directory: Path, limit: int, keep: str = "") -> None:
             break
         if name != keep and _remove_quietly(directory / name):
             total -= size
+
+
+def touch(path: Path) -> None:
+    """Mark an entry as used now (the eviction order), keeping its mtime."""
+    try:
+        _touch(path, os.stat(path).st_mtime_ns)
+    except OSError:
+        pass
 
 
 def _touch(path: Path, mtime_ns: int) -> None:

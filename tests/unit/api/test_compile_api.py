@@ -109,3 +109,11 @@ def test_every_tokenizer_family_pads(tokenizer):
     artifact = glrmask_cli.compile_grammar(GRAMMAR, tokenizer=spec, vocab_size=size + 77).load()
     mask = artifact.matcher().mask()
     assert artifact.vocab_size == size + 77 and not mask[size:].any() and mask[:size].any()
+
+
+def test_the_build_cache_keeps_within_its_size_bound(monkeypatch):
+    first = glrmask_cli.compile_grammar(GRAMMAR + "// bound 1\n", tokenizer="gpt2")
+    monkeypatch.setenv("GLRMASK_CACHE_MAX_BYTES", str(len(first.data) + 1000))
+    second = glrmask_cli.compile_grammar(GRAMMAR + "// bound 2\n", tokenizer="gpt2")
+    assert second.cache_path.is_file() and not first.cache_path.exists()
+    assert glrmask_cli.compile_grammar(GRAMMAR + "// bound 2\n", tokenizer="gpt2").from_cache
