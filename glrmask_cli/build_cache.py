@@ -7,8 +7,9 @@ build limits, and the compiler itself (the sha256 of every source file of `glrma
 `glrmask_runtime`, so a changed compiler never reuses an old artifact).
 Location: `<runtime cache dir>/builds/<key>.glrm` (`glrmask_runtime.cache.cache_dir`: the same
 `$GLRMASK_CACHE_DIR`, where the empty string disables both caches), with a bound of its own of
-`$GLRMASK_CACHE_MAX_BYTES`, as the image cache has (least recently used entries go first). Entries are written atomically
-(`output.write_output`); one that does not decode as the artifact it should be is rebuilt.
+`$GLRMASK_CACHE_MAX_BYTES`, as the image cache has (least recently used entries go first).
+Entries are written atomically (`output.write_output`); one that does not decode as the artifact it
+should be is rebuilt.
 """
 
 from __future__ import annotations
