@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from glrmask_runtime.artifact import Artifact
 
 
@@ -48,8 +50,10 @@ MAX_EDGES_SHOWN = 8      # per state in a partial graph; the rest are counted on
 
 def reachable_dwa_dot(art: Artifact, trace: dict[str, Any], depth: int | None) -> str:
     """The DWA states the walks of `explain.trace` visit (bold), and the states within `depth`
-    further steps of them (default 0: the walks alone). At most MAX_EDGES_SHOWN edges leave a
-    state; the others are counted on a dotted "more" node, so a graph of 100k states stays readable."""
+    further steps of them (default 0: the walks alone). A state where a walk stopped shows its row
+    and how many tokens it allows; an edge is labelled with the LR state it reads, its kernel items
+    as the tooltip. At most MAX_EDGES_SHOWN edges leave a state; the others are counted on a
+    dotted "more" node, so a graph of 100k states stays readable."""
     walks = trace["walks"] + [w for close in trace["closes"] for w in close["walks"]]
     visited = {step["dwa"] for w in walks for step in w["steps"]} | {w["stopped_at"] for w in walks}
     walked_edges = {(step["dwa"], step["next"]) for w in walks for step in w["steps"] if step["next"] >= 0}
@@ -62,16 +66,21 @@ def reachable_dwa_dot(art: Artifact, trace: dict[str, Any], depth: int | None) -
                     keep.add(target)
                     following.append(target)
         frontier = sorted(following)
+    stops = {w["stopped_at"]: w["row"] for w in walks}
     lines = ["digraph parser_dwa {", "  rankdir=LR;", "  node [shape=circle];"]
     for d in sorted(keep):
         style = ", style=bold" if d in visited else ""
-        lines.append(f'  d{d} [label="{d}\\naccept {int(art.accept_of[d])}"{style}];')
+        row = stops.get(d)
+        allowed = f"\\nrow {row}: {_count(art, row)} tokens" if row is not None else ""
+        lines.append(f'  d{d} [label="{d}\\naccept {int(art.accept_of[d])}{allowed}"{style}];')
         edges = sorted(art.dwa_edges[d].items())
         shown = [(label, t) for label, t in edges if t in keep and ((d, t) in walked_edges or depth)]
         shown = shown[:MAX_EDGES_SHOWN] + [(label, t) for label, t in shown[MAX_EDGES_SHOWN:] if (d, t) in walked_edges]
         for label, target in shown:
             bold = ", style=bold" if (d, target) in walked_edges else ""
-            lines.append(f'  d{d} -> d{target} [label="{label}"{bold}];')
+            core = art.lr_core(label)
+            tooltip = f', tooltip="{_escape(core)}"' if core else ""
+            lines.append(f'  d{d} -> d{target} [label="LR {label}"{tooltip}{bold}];')
         default = art.dwa_default[d]
         if default >= 0 and default in keep:
             lines.append(f'  d{d} -> d{default} [label="*", style=dashed];')
@@ -81,6 +90,14 @@ def reachable_dwa_dot(art: Artifact, trace: dict[str, Any], depth: int | None) -
             lines.append(f'  d{d} -> m{d} [style=dotted];')
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def _count(art: Artifact, row: int) -> int:
+    return int(np.unpackbits(art.rows[row].view(np.uint8)).sum()) if row else 0
+
+
+def _escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
 
 
 def _targets(art: Artifact, d: int) -> list[int]:

@@ -11,6 +11,7 @@ layout at a time, falling back to the next layout when a limit is hit.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from contextlib import contextmanager
@@ -66,6 +67,7 @@ class Compiled:
     read_depth: int = 0                                       # stack_effects.max_read_depth(effects)
     limits: BuildLimits = DEFAULTS
     lr_cores: tuple[str, ...] = ()                            # per LR state: its kernel items, readable
+    limits_reached: tuple[str, ...] = ()                      # auto layout tries that hit a budget
 
 
 @dataclass(frozen=True)
@@ -156,19 +158,23 @@ def compile_grammar(grammar_path: str | os.PathLike, *, tokenizer: str | Vocabul
         if not vocab.eos_ids:
             raise TokenizerError(f"tokenizer {vocab.name!r} names no EOS token, so no output could ever end; "
                                  "pass --eos-token TEXT or --eos-token ID")
-    dwa = _parser_dwa(stages, layout, lexer_build.tables, effects, lr, vocab, limits, progress)
+    reached: list[str] = []
+    dwa = _parser_dwa(stages, layout, lexer_build.tables, effects, lr, vocab, limits, progress, reached)
     with stages.stage("rows"):
         rows = build_rows(dwa.dwa, dwa.terminal_dwa, progress)
     cores = tuple(front.lr.describe_state(state) for state in range(lr.n_states))
     return Compiled(grammar, lexer_build.tables, warnings, front.normalized, lr, len(front.lr.conflicts),
-                    effects, vocab, dwa.terminal_dwa, dwa, rows, t, read_depth, limits, cores)
+                    effects, vocab, dwa.terminal_dwa, dwa, rows, t, read_depth, limits, cores,
+                    tuple(reached))
 
 
 def _parser_dwa(stages: _Stages, layout: Layout, lexer: LexerTables, effects: tuple[EffectGraph, ...],
-                lr: LRTables, vocab: Vocabulary, limits: BuildLimits, progress: Progress) -> ParserDWABuild:
+                lr: LRTables, vocab: Vocabulary, limits: BuildLimits, progress: Progress,
+                reached: list[str]) -> ParserDWABuild:
     """The Terminal DWA and the Parser DWA of `layout`; "auto" tries AUTO_ORDER and takes the first
     layout that stays within max_outcomes_auto / max_nfa_nodes_auto / max_dwa_states_auto (the last
-    one within max_nfa_nodes / max_dwa_states, which also cap the earlier tries)."""
+    one within max_nfa_nodes / max_dwa_states, which also cap the earlier tries). Each try that hit
+    a budget is appended to `reached` ("layout one: max_nfa_nodes_auto")."""
     tried = AUTO_ORDER if layout == "auto" else (layout,)
     with stages.stage("terminal DWA"):
         deferred = build_terminal_dwa(lexer, vocab.token_bytes, vocab.special_ids, vocab.eos_ids, progress)
@@ -177,6 +183,7 @@ def _parser_dwa(stages: _Stages, layout: Layout, lexer: LexerTables, effects: tu
             try:
                 spelled = spell_out_closes(deferred, lexer, None if len(tried) == 1 else limits.max_outcomes_auto)
             except LimitExceeded:
+                reached.append(f"layout {tried[0]}: max_outcomes_auto")
                 progress.note(f"layout {tried[0]}: max_outcomes_auto reached, trying the next layout")
     index = None
     for name in tried:
@@ -200,6 +207,7 @@ def _parser_dwa(stages: _Stages, layout: Layout, lexer: LexerTables, effects: tu
                 if last:
                     raise
                 budget = {"max_nfa_nodes": "max_nfa_nodes_auto", "max_dwa_states": "max_dwa_states_auto"}
+                reached.append(f"layout {name}: {budget.get(err.limit, err.limit)}")
                 progress.note(f"layout {name}: {budget.get(err.limit, err.limit)} reached, trying the next layout")
     raise AssertionError("unreachable: the last layout either returns or raises")
 
@@ -256,6 +264,7 @@ def artifact_metadata(c: Compiled) -> dict:
         "parser": {"n_states": c.lr.n_states, "n_terminals": c.lr.n_terminals, "conflicts": c.conflicts,
                    "n_rules": int(c.lr.rule_len.shape[0]), "rewrites": list(c.normalized.rewrites),
                    "max_read_depth": c.read_depth},
+        "build": {"limits": dataclasses.asdict(c.limits), "limits_reached": list(c.limits_reached)},
         "dwa": {"n_states": c.parser_dwa.dwa.n_states, "n_transitions": c.parser_dwa.dwa.n_transitions,
                 "depth": c.parser_dwa.dwa.depth(), "layout": c.parser_dwa.layout,
                 "n_groups": len(c.parser_dwa.groups),

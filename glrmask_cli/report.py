@@ -36,6 +36,7 @@ def artifact_report(art: Artifact) -> dict[str, Any]:
                 "depth": m["dwa"]["depth"], "outcomes": m["dwa"]["n_outcomes"],
                 "token_classes": m["dwa"]["n_token_classes"], "row_pool_rows": m["dwa"]["n_rows"],
                 "row_pool_bytes": int(art.rows.nbytes)},
+        "build": m.get("build", {}),
         "mask_cost": mask_cost(art),
         "size": {"file_bytes": art.container.compressed_size, "expanded_bytes": art.container.expanded_size,
                  "sections": sections},
