@@ -30,16 +30,20 @@ class GLRMaskBackend:
     def __init__(self, tokenizer: Any, vocab_size: int) -> None:
         self.vocab = tokenizer_vocabulary(tokenizer, vocab_size=vocab_size)
         self.vocab_size = vocab_size
-        self._artifacts: dict[str, Artifact] = {}
+        self._artifacts: dict[tuple[str, tuple[int, ...]], Artifact] = {}
 
-    def compile_grammar(self, request_type: Any, grammar_spec: str) -> GLRMaskGrammar:
+    def compile_grammar(self, request_type: Any, grammar_spec: str,
+                        stop_token_ids: set[int] | None = None) -> GLRMaskGrammar:
+        """A request's grammar; `stop_token_ids` (vLLM 0.33+) replace the tokenizer's EOS ids."""
         kind = str(getattr(request_type, "name", request_type)).upper()
         if kind not in SUPPORTED_REQUESTS:
             raise ValueError(f"GLRMaskBackend: request type {kind} is not supported (supported: "
                              f"{', '.join(SUPPORTED_REQUESTS)}, a Lark grammar)")
-        artifact = self._artifacts.get(grammar_spec)
+        stops = tuple(sorted(stop_token_ids or ()))
+        artifact = self._artifacts.get((grammar_spec, stops))
         if artifact is None:
-            artifact = self._artifacts[grammar_spec] = compile_grammar(grammar_spec, tokenizer=self.vocab).load()
+            built = compile_grammar(grammar_spec, tokenizer=self.vocab, eos_tokens=[str(t) for t in stops])
+            artifact = self._artifacts[(grammar_spec, stops)] = built.load()
         return GLRMaskGrammar(artifact.matcher())
 
     def allocate_token_bitmask(self, max_num_seqs: int) -> Any:
