@@ -50,8 +50,9 @@ MAX_EDGES_SHOWN = 8      # per state in a partial graph; the rest are counted on
 
 def reachable_dwa_dot(art: Artifact, trace: dict[str, Any], depth: int | None) -> str:
     """The DWA states the walks of `explain.trace` visit (bold), and the states within `depth`
-    further steps of them (default 0: the walks alone). A state where a walk stopped shows its row
-    and how many tokens it allows; an edge is labelled with the LR state it reads, its kernel items
+    further steps of them (default 0: the walks alone). A state shows the row a walk stopping there
+    takes (at the current lexer state; a walk's own stop, from START after a close) and how many
+    tokens it allows, so an edge leads to a count; an edge is labelled with the LR state it reads, its kernel items
     as the tooltip. At most MAX_EDGES_SHOWN edges leave a state; the others are counted on a
     dotted "more" node, so a graph of 100k states stays readable."""
     walks = trace["walks"] + [w for close in trace["closes"] for w in close["walks"]]
@@ -67,11 +68,12 @@ def reachable_dwa_dot(art: Artifact, trace: dict[str, Any], depth: int | None) -
                     following.append(target)
         frontier = sorted(following)
     stops = {w["stopped_at"]: w["row"] for w in walks}
+    row_map = art.row_maps[trace["lexer_state"]]
     lines = ["digraph parser_dwa {", "  rankdir=LR;", "  node [shape=circle];"]
     for d in sorted(keep):
         style = ", style=bold" if d in visited else ""
-        row = stops.get(d)
-        allowed = f"\\nrow {row}: {_count(art, row)} tokens" if row is not None else ""
+        row = stops.get(d, row_map.get(int(art.accept_of[d]), 0))
+        allowed = f"\\nrow {row}: {_count(art, row)} tokens" if row else ""
         lines.append(f'  d{d} [label="{d}\\naccept {int(art.accept_of[d])}{allowed}"{style}];')
         edges = sorted(art.dwa_edges[d].items())
         shown = [(label, t) for label, t in edges if t in keep and ((d, t) in walked_edges or depth)]
