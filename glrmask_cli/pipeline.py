@@ -260,7 +260,7 @@ def artifact_metadata(c: Compiled) -> dict:
                     "terminals": [t.display for t in g.terminals], "ignore": list(g.ignore)},
         "tokenizer": {"name": c.vocab.name, "fingerprint": c.vocab.fingerprint, "vocab_size": c.vocab.size,
                       "eos_ids": list(c.vocab.eos_ids)},
-        "lexer": {"n_states": c.lexer.n_states, "warnings": list(c.lexer_warnings)},
+        "lexer": {"kind": "basic", "n_states": c.lexer.n_states, "warnings": list(c.lexer_warnings)},
         "parser": {"n_states": c.lr.n_states, "n_terminals": c.lr.n_terminals, "conflicts": c.conflicts,
                    "n_rules": int(c.lr.rule_len.shape[0]), "rewrites": list(c.normalized.rewrites),
                    "max_read_depth": c.read_depth},
