@@ -13,6 +13,7 @@ grammar, tokenizer and options were built before. `glrmask build` calls this fun
 
 from __future__ import annotations
 
+import hashlib
 import os
 import tempfile
 import threading
@@ -32,7 +33,7 @@ from glrmask_cli.pipeline import artifact_metadata, encode_artifact, load_gramma
 from glrmask_cli.pipeline import compile_grammar as run_pipeline
 from glrmask_cli.progress import NO_PROGRESS, Progress
 from glrmask_cli.vocab.objects import pad_vocabulary, vocabulary_from_object
-from glrmask_cli.vocab.registry import load_vocabulary
+from glrmask_cli.vocab.registry import load_vocabulary, with_eos_tokens
 from glrmask_cli.vocab.vocabulary import Vocabulary
 
 TOKENIZER_CACHE_SIZE = 8
@@ -78,7 +79,7 @@ def compile_grammar(grammar: str | os.PathLike[str], *, tokenizer: Any = "gpt2",
     allowed). Raises the same GLRMaskError subclasses as `glrmask build` (GrammarSyntaxError,
     UnsupportedFeature, TokenizerError, LimitExceeded, ...)."""
     began = time.perf_counter()
-    with _grammar_file(grammar) as path:
+    with _GrammarFile(grammar) as path:
         spec = load_grammar_stage(path, start=start, progress=progress)
         vocab = tokenizer_vocabulary(tokenizer, pattern=tokenizer_pattern, eos_tokens=eos_tokens,
                                      vocab_size=vocab_size)
@@ -119,7 +120,6 @@ def tokenizer_vocabulary(tokenizer: Any, *, pattern: str | None = None, eos_toke
     else:
         vocab = vocabulary_from_object(tokenizer)
         if eos_tokens:
-            from glrmask_cli.vocab.registry import with_eos_tokens
             vocab = with_eos_tokens(vocab, eos_tokens)
     if vocab_size is not None:
         vocab = pad_vocabulary(vocab, vocab_size)
@@ -132,7 +132,7 @@ def tokenizer_vocabulary(tokenizer: Any, *, pattern: str | None = None, eos_toke
 
 # -- helpers ----------------------------------------------------------------------------------------
 
-class _grammar_file:
+class _GrammarFile:
     """A path for the grammar: itself, or Lark text written to a temporary file (named after its
     sha256, so messages and the artifact's grammar name are stable)."""
 
@@ -143,7 +143,6 @@ class _grammar_file:
     def __enter__(self) -> Path:
         if isinstance(self.grammar, os.PathLike) or ("\n" not in self.grammar and Path(self.grammar).is_file()):
             return Path(self.grammar)
-        import hashlib
         self.temp = tempfile.TemporaryDirectory(prefix="glrmask-")
         path = Path(self.temp.name) / f"grammar-{hashlib.sha256(self.grammar.encode()).hexdigest()[:12]}.lark"
         path.write_text(self.grammar, encoding="utf-8")
