@@ -8,8 +8,6 @@ which terminal it is shows up as a text one side accepts and the other rejects.
 
 from __future__ import annotations
 
-import itertools
-
 import lark
 import pytest
 
@@ -19,6 +17,7 @@ from glrmask_cli.check import load_checker
 from glrmask_cli.lexer import build_lexer
 from glrmask_cli.pipeline import compile_front_end
 from tests.support.lexer_corpus import LARK_GRAMMARS, lark_terminal_specs
+from tests.support.short_texts import disagreements, short_texts
 
 CASES = {
     # a literal inside a regexp of the same priority: NAME's match "if" becomes IF, "iff" stays NAME
@@ -46,12 +45,6 @@ CASES = {
 }
 
 
-def _texts(alphabet: str, max_length: int):
-    for n in range(1, max_length + 1):
-        for chars in itertools.product(alphabet, repeat=n):
-            yield "".join(chars)
-
-
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_every_short_text_gets_larks_verdict(name, tmp_path):
     text, alphabet, max_length = CASES[name]
@@ -59,8 +52,7 @@ def test_every_short_text_gets_larks_verdict(name, tmp_path):
     path.write_text(text)
     judge = lark.Lark(text, parser="lalr", lexer="basic")
     checker = load_checker(path)
-    differ = [t for t in _texts(alphabet, max_length)
-              if lark_parses(judge, t) != checker.check_bytes(t.encode()).ok]
+    differ = disagreements(judge, checker, short_texts(alphabet, max_length))
     assert differ == [], f"{len(differ)} texts differ from lark, e.g. {differ[:5]}"
 
 

@@ -4,7 +4,6 @@ lexer is the contextual one). Masks still use the basic lexer (docs/semantics.md
 
 from __future__ import annotations
 
-import itertools
 import random
 
 import lark
@@ -15,6 +14,7 @@ from devtools.data import DataUnavailable, corpus_path, poetry_grammar, syncode_
 from devtools.lark_judge import lark_parses
 from glrmask_cli.check import load_checker
 from glrmask_cli.cli import cli
+from tests.support.short_texts import disagreements, short_texts
 
 CASES = {
     # a keyword is a keyword only where the parser state accepts it: after IF, "if" is a NAME
@@ -26,12 +26,6 @@ CASES = {
 }
 
 
-def _texts(alphabet: str, max_length: int):
-    for n in range(1, max_length + 1):
-        for chars in itertools.product(alphabet, repeat=n):
-            yield "".join(chars)
-
-
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_every_short_text_gets_larks_contextual_verdict(name, tmp_path):
     text, alphabet, max_length = CASES[name]
@@ -39,8 +33,8 @@ def test_every_short_text_gets_larks_contextual_verdict(name, tmp_path):
     path.write_text(text)
     judge = lark.Lark(text, parser="lalr")
     contextual, basic = load_checker(path, lexer="contextual"), load_checker(path)
-    texts = list(_texts(alphabet, max_length))
-    differ = [t for t in texts if lark_parses(judge, t) != contextual.check_bytes(t.encode()).ok]
+    texts = list(short_texts(alphabet, max_length))
+    differ = disagreements(judge, contextual, texts)
     assert differ == [], f"{len(differ)} texts differ from lark, e.g. {differ[:5]}"
     assert any(contextual.check_bytes(t.encode()).ok != basic.check_bytes(t.encode()).ok for t in texts)
 
