@@ -2,9 +2,10 @@
 
 Per cell (grammar, tokenizer): build the artifact, then
   1. documents: replay every document's real tokens; lark's verdict on the whole text is the judge.
-     A valid document refused by the mask counts as `unsound_steps` if our recognizer accepts its
-     bytes (a mask bug) and as `semantic_differences` if the recognizer rejects them too (a documented
-     scanner difference, docs/semantics.md); an invalid document that reaches EOS is `invalid_accepted`.
+     A valid document the masks refuse (a token masked, or no EOS at its end) counts as
+     `unsound_steps` / `valid_rejected` if our recognizer accepts the whole text (a mask bug) and
+     as `semantic_differences` if the recognizer rejects it or finds it incomplete too (a documented
+     difference, docs/semantics.md); an invalid document that reaches EOS is `invalid_accepted`.
   2. brute force: sampled states, DWA mask vs trying every token (`mask_mismatches`).
   3. random walks: outputs ending in EOS must parse with lark (`walk_parse_failures`), `dead_ends`;
      one lark rejects while its rules accept our lexemes of it is a `semantic_differences` (lexing).
@@ -184,10 +185,16 @@ def _documents_oracle(b, judge: Lark, documents: list[tuple[str, str]], counts: 
         complete = refused is None and matcher.is_accepting()
         counts["documents"] += 1
         if valid and not complete:
+            # our own semantics (the recognizer on the whole text) decide whether the masks erred
+            ours = b.artifact.matcher()
             try:
-                b.artifact.matcher().commit_bytes(text.encode())
-                key = "unsound_steps" if refused is not None else "valid_rejected"
+                ours.commit_bytes(text.encode())
+                accepted = ours.is_accepting()
             except InputRejected:
+                accepted = False
+            if accepted:
+                key = "unsound_steps" if refused is not None else "valid_rejected"
+            else:
                 key = "semantic_differences"
             counts[key] += 1
             examples.append(f"{key}: {name} at token {refused}: {text[:80]!r}")
