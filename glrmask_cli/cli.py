@@ -215,7 +215,7 @@ class _StageProgress:
               help="With --prefix (or from the start): why TOKEN (its text, or #ID) is allowed or masked.")
 @click.option("--trace", is_flag=True, help="With --prefix (or from the start): every walk and close of the mask.")
 @click.option("--dot", type=click.Choice(["dwa", "lexer"]), default=None,
-              help="Write Graphviz to stdout (not with --json, --why or --trace).")
+              help="Write Graphviz to stdout (not with --json, --prefix, --why or --trace; see --from-prefix).")
 @click.option("--from-prefix", default=None, metavar="TEXT",
               help="With --dot dwa: only the DWA states the mask's walks after TEXT visit.")
 @click.option("--depth", type=click.IntRange(min=0), default=None,

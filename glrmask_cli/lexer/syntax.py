@@ -202,12 +202,3 @@ def width(node) -> tuple[int, int | None]:
         repeated = 0
     return a * node.min, repeated
 
-
-def has_lazy(node) -> bool:
-    if isinstance(node, Repeat):
-        return node.lazy or has_lazy(node.item)
-    if isinstance(node, (Seq, Alt)):
-        return any(has_lazy(i) for i in node.items)
-    if isinstance(node, Look):
-        return has_lazy(node.item)
-    return False

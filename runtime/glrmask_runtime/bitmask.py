@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 WORD_BITS = 32
-_NATIVE_INT32 = np.dtype(np.int32)   # a byte-swapped int32 array is refused like any other dtype
+NATIVE_INT32 = np.dtype(np.int32)   # a byte-swapped int32 array is refused like any other dtype
 
 
 def bitmask_shape(batch_size: int, vocab_size: int) -> tuple[int, int]:
@@ -99,7 +99,7 @@ def bitmask_array(bitmask: object, words: int) -> np.ndarray:
                             "interface made a copy); pass a contiguous CPU int32 tensor")
     else:
         raise TypeError(f"bitmask: expected {expected}, got {type(bitmask).__name__}")
-    if array.dtype != _NATIVE_INT32 or array.ndim != 2 or array.shape[1] < words:
+    if array.dtype != NATIVE_INT32 or array.ndim != 2 or array.shape[1] < words:
         raise TypeError(f"bitmask: expected {expected}, got {array.dtype} {array.shape}")
     return array
 

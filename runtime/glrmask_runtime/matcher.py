@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from glrmask_runtime.bitmask import bitmask_array
+from glrmask_runtime.bitmask import NATIVE_INT32, bitmask_array
 from glrmask_runtime.errors import InputRejected, TokenRejected
 from glrmask_runtime.glr import GSSNode
 from glrmask_runtime.recognizer import ParseState
@@ -28,7 +28,6 @@ if TYPE_CHECKING:
 
 _NO_STATE = -1
 COMBINED_MASKS = 256     # row combinations kept per artifact (`_combined`): 3 MB with cl100k's rows
-_INT32 = np.dtype(np.int32)   # native int32: a byte-swapped array is refused like any other dtype
 
 
 class Matcher:
@@ -179,7 +178,7 @@ class Matcher:
         ValueError for an index outside [0, batch). Nothing is written when it raises.
         """
         words = self._art.rows.shape[1]
-        exact = (type(bitmask) is np.ndarray and bitmask.dtype is _INT32 and bitmask.ndim == 2
+        exact = (type(bitmask) is np.ndarray and bitmask.dtype is NATIVE_INT32 and bitmask.ndim == 2
                  and bitmask.shape[1] == words)
         array = bitmask if exact else bitmask_array(bitmask, words)
         row = index if type(index) is int else _as_index("index", index)
