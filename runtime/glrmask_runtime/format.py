@@ -249,10 +249,12 @@ def read_container(path: str | os.PathLike[str]) -> Container:
         del data
         metadata, sections = _parse_index(where, expanded, deep=True)
         mapped = None
-        if header.image_sha256 is None:   # versions 1, 2: share a cache file that holds these very bytes
-            mapped = cache.open_image(key, len(expanded), hashlib.sha256(expanded).digest())
+        digest = header.image_sha256
+        if digest is None:   # versions 1, 2: share a cache file that holds these very bytes
+            digest = hashlib.sha256(expanded).digest()
+            mapped = cache.open_image(key, len(expanded), digest)
         if mapped is None:
-            mapped = cache.store_image(key, expanded)
+            mapped = cache.store_image(key, expanded, digest)
         image = _aligned_copy(expanded) if mapped is None else mapped
     else:
         metadata, sections = _parse_index(where, image, deep=False)

@@ -42,25 +42,12 @@ _FALLBACK: Final = _Fallback.FALLBACK
 
 
 class GLRParser:
-    """GLR steps over `tables`. Cells are decoded once into Python tuples for speed."""
+    """GLR steps over `tables`. Cells are decoded into Python tuples when first used, once."""
 
     def __init__(self, tables: LRTables) -> None:
         self.n_terminals = int(tables.n_terminals)
         self.end = self.n_terminals - 1
-        # cell index (state * n_terminals + terminal) -> (shift targets, (nonterminal, length)..., accept).
-        # Most cells hold one action: those share one tuple per distinct action (sql.lark: 87k actions in
-        # 1M cells, decoded in a few ms); cells with a conflict are decoded one by one.
-        offsets = np.asarray(tables.action_offsets, dtype=np.int64)
-        actions = np.asarray(tables.actions, dtype=np.int64)
-        counts = np.diff(offsets)
-        lhs, length = tables.rule_lhs.tolist(), tables.rule_len.tolist()
-        single = np.flatnonzero(counts == 1)
-        distinct, which = np.unique(actions[offsets[single]], return_inverse=True)
-        shared = [_decode_cell([a], lhs, length) for a in distinct.tolist()]
-        self._cells: dict[int, tuple[tuple[int, ...], tuple[tuple[int, int], ...], bool]] = dict(
-            zip(single.tolist(), [shared[k] for k in which.reshape(-1).tolist()]))
-        for cell in np.flatnonzero(counts > 1).tolist():
-            self._cells[cell] = _decode_cell(actions[offsets[cell]:offsets[cell + 1]].tolist(), lhs, length)
+        self._cells = _Cells(tables)
         self._goto = _GotoRows(np.asarray(tables.goto))
         self._bottom = (GSSNode(0, ()),)
 
@@ -81,7 +68,7 @@ class GLRParser:
             entries = self._reduce_all(stacks, t)
             cells = self._cells
             for state, entry in entries.items():
-                cell = cells.get(state * self.n_terminals + t)
+                cell = cells[state * self.n_terminals + t]
                 if cell is None or not cell[0]:
                     continue
                 frozen = entry.freeze(state)
@@ -97,7 +84,7 @@ class GLRParser:
                 return node is not None
         entries = self._reduce_all(stacks, terminal)
         for state in entries:
-            cell = self._cells.get(state * self.n_terminals + terminal)
+            cell = self._cells[state * self.n_terminals + terminal]
             if cell is not None and cell[0]:
                 return True
         return False
@@ -110,7 +97,7 @@ class GLRParser:
                 return node is not None
         entries = self._reduce_all(stacks, self.end)
         for state in entries:
-            cell = self._cells.get(state * self.n_terminals + self.end)
+            cell = self._cells[state * self.n_terminals + self.end]
             if cell is not None and cell[2]:
                 return True
         return False
@@ -131,7 +118,7 @@ class GLRParser:
         """
         cells, goto, n_t = self._cells, self._goto, self.n_terminals
         while True:
-            cell = cells.get(node.state * n_t + t)
+            cell = cells[node.state * n_t + t]
             if cell is None:
                 return None
             shifts, reduces, accept = cell
@@ -166,7 +153,7 @@ class GLRParser:
         cells, goto, n_t = self._cells, self._goto, self.n_terminals
         while work:
             state, parent = work.pop()
-            cell = cells.get(state * n_t + t)
+            cell = cells[state * n_t + t]
             if cell is None:
                 continue
             for nt, length in cell[1]:
@@ -179,6 +166,38 @@ class GLRParser:
                         entry.origin = None
                         work.append((target, exposed))
         return entries
+
+
+Cell = tuple[tuple[int, ...], tuple[tuple[int, int], ...], bool]
+
+
+class _Cells(dict[int, Cell | None]):
+    """Cell index (state * n_terminals + terminal) -> (shift targets, (nonterminal, length) per
+    reduction, accept), or None for an error cell; decoded when first looked up. Decoding all of
+    them at load took most of a load and a per-process dict of a million cells (sql.lark); a
+    decoding run touches a few thousand. Cells with the same single action share one tuple."""
+
+    def __init__(self, tables: LRTables) -> None:
+        super().__init__()
+        self._offsets = tables.action_offsets
+        self._actions = tables.actions
+        self._lhs, self._length = tables.rule_lhs.tolist(), tables.rule_len.tolist()
+        self._single: dict[int, Cell] = {}
+
+    def __missing__(self, cell: int) -> Cell | None:
+        lo, hi = int(self._offsets[cell]), int(self._offsets[cell + 1])
+        found: Cell | None
+        if hi == lo:
+            found = None
+        elif hi == lo + 1:
+            action = int(self._actions[lo])
+            found = self._single.get(action)
+            if found is None:
+                found = self._single[action] = _decode_cell([action], self._lhs, self._length)
+        else:
+            found = _decode_cell(self._actions[lo:hi].tolist(), self._lhs, self._length)
+        self[cell] = found
+        return found
 
 
 class _GotoRows(dict[int, dict[int, int]]):

@@ -134,6 +134,28 @@ def test_cached_image_modified_with_its_crc32_kept_is_rebuilt_not_used(tmp_path,
     assert image_file.read_bytes() == good   # the forged file was replaced by the real image
 
 
+def test_cached_image_modified_in_place_with_its_mtime_put_back_is_hashed_again_and_rebuilt(tmp_path, private_cache):
+    """A warm load trusts the image's seal only while the file's identity (ctime included) is the
+    one recorded when its sha256 was checked; no way of editing the file keeps its ctime."""
+    path = tmp_path / "json.glrm"
+    shutil.copyfile(built(JSON_GRAMMAR, "small-gpt2").path, path)
+    first = glrmask_runtime.load(path)
+    tokens = walk(first, 2)
+    expected = first_masks(first, tokens)
+    image_file = private_cache / (first.fingerprint + cache.SUFFIX)
+    assert image_file.with_suffix(cache.SEAL_SUFFIX).exists()
+    good = image_file.read_bytes()
+    before = image_file.stat()
+    offset, length = section_span(good, "rows.bits")
+    with open(image_file, "r+b") as handle:   # same inode, same size
+        handle.seek(offset)
+        handle.write(b"\xff" * length)
+    os.utime(image_file, ns=(before.st_atime_ns, before.st_mtime_ns))
+    masks = first_masks(glrmask_runtime.load(path), tokens)
+    assert all(np.array_equal(m, e) for m, e in zip(masks, expected, strict=True))
+    assert image_file.read_bytes() == good
+
+
 def test_untouched_cache_file_of_a_format_2_artifact_is_shared_not_rewritten(tmp_path, private_cache):
     path = tmp_path / "old.glrm"
     shutil.copyfile(REPO_ROOT / "tests" / "data" / "compat" / "json-small-gpt2.format2.glrm", path)
@@ -175,10 +197,13 @@ def test_storing_past_max_bytes_evicts_the_least_recently_used_image(tmp_path, p
     read_container(a)
     read_container(b)
     assert cached(private_cache) == {key_of(a), key_of(b)}
-    os.utime(private_cache / key_of(a), ns=(1_000_000_000, 1_000_000_000))   # a: long unused...
-    os.utime(private_cache / key_of(b), ns=(2_000_000_000, 2_000_000_000))
-    read_container(a)                                                       # ...until this warm hit
-    assert (private_cache / key_of(a)).stat().st_mtime_ns == 1_000_000_000  # a hit never rewrites
+    for path, ns in ((a, 1_000_000_000), (b, 2_000_000_000)):   # a: long unused...
+        seal = (private_cache / key_of(path)).with_suffix(cache.SEAL_SUFFIX)
+        os.utime(seal, ns=(ns, ns))
+    image_a = (private_cache / key_of(a)).stat()
+    read_container(a)                                           # ...until this warm hit
+    after = (private_cache / key_of(a)).stat()
+    assert (after.st_mtime_ns, after.st_ctime_ns) == (image_a.st_mtime_ns, image_a.st_ctime_ns)  # never rewritten
     read_container(c)
     assert cached(private_cache) == {key_of(a), key_of(c)}
     loaded = read_container(b)   # an evicted image is simply rebuilt
