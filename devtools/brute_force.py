@@ -85,7 +85,7 @@ def sampled_states(b, documents: list[bytes], n_states: int, seed: int) -> list:
 
 
 def _stack_depth(matcher) -> int:
-    node, depth = matcher._state.stacks[0], 0
+    node, depth = matcher._art.threads(matcher._state)[0].stacks[0], 0
     while node.parents:
         node, depth = node.parents[0], depth + 1
     return depth

@@ -46,11 +46,11 @@ def vocabulary(spec: str) -> Vocabulary:
 
 @functools.lru_cache(maxsize=None)
 def built(grammar: str | os.PathLike, tokenizer: str = "gpt2", start: str | None = None,
-          layout: str = "auto", limits: BuildLimits = DEFAULTS) -> Built:
+          layout: str = "auto", limits: BuildLimits = DEFAULTS, lexer: str = "basic") -> Built:
     """The grammar built and loaded, once per argument set (the limits are part of the key)."""
     vocab = vocabulary(tokenizer)
     # same stem, other file or other limits: another artifact
     tag = hashlib.sha256(f"{Path(grammar).resolve()}\0{limits!r}".encode()).hexdigest()[:8]
-    out = _OUT / f"{Path(grammar).stem}-{tag}-{start or 'start'}-{Path(tokenizer).name}-{layout}.glrm"
-    result = build_artifact(grammar, out, tokenizer=vocab, start=start, layout=layout, limits=limits)
+    out = _OUT / f"{Path(grammar).stem}-{tag}-{start or 'start'}-{Path(tokenizer).name}-{layout}-{lexer}.glrm"
+    result = build_artifact(grammar, out, tokenizer=vocab, start=start, layout=layout, limits=limits, lexer=lexer)
     return Built(glrmask_runtime.load(out), vocab, result.compiled, out)

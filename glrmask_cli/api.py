@@ -26,6 +26,7 @@ from typing import Any
 
 import glrmask_runtime
 from glrmask_cli import build_cache
+from glrmask_cli.lexer.contextual import LexerKind
 from glrmask_cli.limits import DEFAULTS, BuildLimits
 from glrmask_cli.output import write_output
 from glrmask_cli.parser_dwa.layout import Layout
@@ -70,7 +71,7 @@ class GrammarArtifact:
 
 def compile_grammar(grammar: str | os.PathLike[str], *, tokenizer: Any = "gpt2", start: str | None = None,
                     eos_tokens: Sequence[str] = (), vocab_size: int | None = None,
-                    tokenizer_pattern: str | None = None, layout: Layout = "auto",
+                    tokenizer_pattern: str | None = None, layout: Layout = "auto", lexer: LexerKind = "basic",
                     limits: BuildLimits = DEFAULTS, use_cache: bool = True,
                     progress: Progress = NO_PROGRESS) -> GrammarArtifact:
     """Build (or fetch from the build cache) the artifact for `grammar` and `tokenizer`.
@@ -83,11 +84,11 @@ def compile_grammar(grammar: str | os.PathLike[str], *, tokenizer: Any = "gpt2",
         spec = load_grammar_stage(path, start=start, progress=progress)
         vocab = tokenizer_vocabulary(tokenizer, pattern=tokenizer_pattern, eos_tokens=eos_tokens,
                                      vocab_size=vocab_size)
-        key = build_cache.build_key(spec, vocab.fingerprint, vocab.eos_ids, layout, limits)
+        key = build_cache.build_key(spec, vocab.fingerprint, vocab.eos_ids, layout, limits, lexer)
         hit = build_cache.lookup(key, spec.sha256, vocab.fingerprint) if use_cache else None
         if hit is not None:
             return GrammarArtifact(hit.data, hit.metadata, hit.path, True, time.perf_counter() - began)
-        compiled = run_pipeline(path, tokenizer=vocab, start=start, layout=layout, limits=limits,
+        compiled = run_pipeline(path, tokenizer=vocab, start=start, layout=layout, limits=limits, lexer=lexer,
                                 progress=progress, grammar=spec)
         data = encode_artifact(compiled, progress)
         stored = build_cache.store(key, data) if use_cache else None

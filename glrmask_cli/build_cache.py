@@ -42,14 +42,14 @@ def compiler_fingerprint() -> str:
 
 
 def build_key(grammar: GrammarSpec, fingerprint: str, eos_ids: tuple[int, ...], layout: str,
-              limits: BuildLimits) -> str:
+              limits: BuildLimits, lexer: str = "basic") -> str:
     content = {
         "grammar": {"name": grammar.name, "sha256": grammar.sha256, "start": grammar.start,
                     "terminals": [[t.name, t.value, sorted(t.flags), t.priority, t.is_literal, t.display]
                                   for t in grammar.terminals],
                     "rules": [[r.lhs, list(r.rhs)] for r in grammar.rules], "ignore": list(grammar.ignore)},
         "tokenizer": [fingerprint, list(eos_ids)],
-        "layout": layout, "limits": asdict(limits), "compiler": compiler_fingerprint(),
+        "layout": layout, "limits": asdict(limits), "compiler": compiler_fingerprint(), "lexer": lexer,
     }
     return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()
 

@@ -89,7 +89,8 @@ def load_checker(grammar_path: str | os.PathLike, start: str | None = None,
     names = [t.display for t in spec.terminals]
     if front.contextual is not None:
         ctx = front.contextual
-        return Checker(spec, ContextualRecognizer(ctx.lexers, ctx.context_of, front.lr.tables, names))
+        return Checker(spec, ContextualRecognizer(ctx.tables, ctx.start_of, ctx.restart, ctx.is_start,
+                                                  front.lr.tables, names))
     return Checker(spec, Recognizer(front.lexer.tables, front.lr.tables, names))
 
 

@@ -103,13 +103,17 @@ def _limits_option(func):
               show_default=True, help="Parser DWA layout (docs/ARCHITECTURE.md); auto: the first that fits.")
 @click.option("--vocab-size", type=click.IntRange(min=1), default=None,
               help="Pad the vocabulary to this many ids (a model's logits); the extra ids are never allowed.")
+@click.option("--lexer", type=click.Choice(["basic", "contextual"]), default="basic", show_default=True,
+              help="lark's lexer= option the masks follow: basic (one lexer for the whole grammar) or "
+                   "contextual (per parser state, only the terminals it accepts; lark's default for "
+                   "parser='lalr'). docs/semantics.md.")
 @_limits_option
 @click.option("--no-cache", is_flag=True, help="Build even if the build cache holds this artifact, and do not "
               "store it (the cache: $GLRMASK_CACHE_DIR/builds, else ~/.cache/glrmask/builds).")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors.")
 @user_errors
-def build_command(grammar, tokenizer, tokenizer_pattern, output, start, eos_tokens, layout, vocab_size, limits,
-                  no_cache, quiet) -> None:
+def build_command(grammar, tokenizer, tokenizer_pattern, output, start, eos_tokens, layout, vocab_size, lexer,
+                  limits, no_cache, quiet) -> None:
     """Compile GRAMMAR (.lark) and a tokenizer vocabulary into an artifact."""
     from glrmask_cli.api import compile_grammar
     from glrmask_cli.output import STDOUT, same_file
@@ -125,7 +129,7 @@ def build_command(grammar, tokenizer, tokenizer_pattern, output, start, eos_toke
     try:
         built = compile_grammar(grammar, tokenizer=tokenizer, start=start, eos_tokens=eos_tokens,
                                 vocab_size=vocab_size, tokenizer_pattern=tokenizer_pattern, layout=layout,
-                                limits=limits, use_cache=not no_cache, progress=progress or NO_PROGRESS)
+                                lexer=lexer, limits=limits, use_cache=not no_cache, progress=progress or NO_PROGRESS)
         size = built.write(target)
     finally:
         if progress is not None:
@@ -314,8 +318,8 @@ def _encoder_for(art):
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--start", default=None, help="Start rule [default: start].")
 @click.option("--lexer", type=click.Choice(["basic", "contextual"]), default="basic", show_default=True,
-              help="basic: lark's basic lexer, what masks use; contextual: lark's contextual lexer (its "
-                   "default for parser='lalr'), per parser state (docs/semantics.md).")
+              help="basic: lark's basic lexer; contextual: lark's contextual lexer (its default for "
+                   "parser='lalr'), per parser state (docs/semantics.md).")
 @_limits_option
 @user_errors
 def check_command(grammar, files, start, lexer, limits) -> None:

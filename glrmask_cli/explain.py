@@ -17,7 +17,7 @@ from glrmask_runtime.artifact import Artifact
 from glrmask_runtime.errors import InputRejected
 from glrmask_runtime.glr import GSSNode
 from glrmask_runtime.matcher import Matcher
-from glrmask_runtime.recognizer import ParseState
+from glrmask_runtime.recognizer import Recognizer
 from glrmask_runtime.tables import START
 
 NO_STATE = -1
@@ -25,22 +25,39 @@ MAX_PATHS = 16          # stack paths shown per mask (a graph-structured stack c
 
 
 def trace(art: Artifact, matcher: Matcher) -> dict[str, Any]:
-    """Every walk and close of the current mask, with the rows they contributed."""
-    state = matcher.parse_state
-    q = state.lexer_state
-    walks = _walks(art, state.stacks, q, None)
+    """Every walk and close of the current mask, with the rows they contributed (with the contextual
+    lexer, of every (lexer state, stacks) thread: the mask is their OR)."""
+    threads = art.threads(matcher.parse_state)
+    walks: list[dict[str, Any]] = []
     closes: list[dict[str, Any]] = []
-    for set_id, closing_row, allowed in art.closes[q]:
-        stacks = art.recognizer.close_lexeme(state.stacks, set_id)
-        closes.append({"closes_as": _terms(art, set_id), "set_id": set_id, "closing_tokens_row": closing_row,
-                       "stacks_after": len(stacks),
-                       "walks": _walks(art, stacks, START, allowed) if stacks else []})
+    for q, stacks in threads:
+        walks += _walks(art, stacks, q, None)
+        for set_id, closing_row, allowed in art.closes[q]:
+            after = art.recognizer.close_lexeme(stacks, set_id)
+            closes.append({"closes_as": _terms(art, set_id), "set_id": set_id, "closing_tokens_row": closing_row,
+                           "stacks_after": len(after),
+                           "walks": [w for start, part in _by_start(art, after)
+                                     for w in _walks(art, part, start, allowed)]})
     rows = {w["row"] for w in walks if w["row"]} | {w["row"] for c in closes for w in c["walks"] if w["row"]}
+    q = threads[0].lexer_state
     can_become = _terms(art, int(art.lexer.viable_sets[q])) if q != START else []
-    return {"lexer_state": q, "open_lexeme_can_become": can_become,
-            "tops": [_top(art, node) for node in state.stacks], "walks": walks, "closes": closes,
+    return {"lexer_state": q, "threads": [t.lexer_state for t in threads], "open_lexeme_can_become": can_become,
+            "tops": [_top(art, node) for _, stacks in threads for node in stacks], "walks": walks,
+            "closes": closes,
             "cost": {"walks": len(walks) + sum(len(c["walks"]) for c in closes), "runtime_closes": len(closes),
                      "rows_combined": len(rows) + len(closes)}}
+
+
+def _by_start(art: Artifact, stacks: tuple[GSSNode, ...]) -> list[tuple[int, tuple[GSSNode, ...]]]:
+    """The stacks after a close, by the START the rest is lexed from (their top's context's)."""
+    if not stacks:
+        return []
+    if art.lexer_start is None:
+        return [(START, stacks)]
+    parts: dict[int, list[GSSNode]] = {}
+    for node in stacks:
+        parts.setdefault(art.lexer_start[node.state], []).append(node)
+    return [(start, tuple(nodes)) for start, nodes in sorted(parts.items())]
 
 
 def why(art: Artifact, matcher: Matcher, token_id: int) -> dict[str, Any]:
@@ -58,7 +75,8 @@ def why(art: Artifact, matcher: Matcher, token_id: int) -> dict[str, Any]:
         return result
     walked = trace(art, matcher)
     state = matcher.parse_state
-    result["lexing"] = _lexing(art, state.lexer_state, data)
+    if not art.contextual:     # with the contextual lexer the split depends on each stack's context
+        result["lexing"] = _lexing(art, walked["lexer_state"], data)
     result["tops"] = walked["tops"]
     through = [dict(w, via="walk") for w in walked["walks"] if _has(art, w["row"], token_id)]
     for close in walked["closes"]:
@@ -130,11 +148,12 @@ def _terms(art: Artifact, set_id: int) -> list[str]:
 
 
 def _top(art: Artifact, node: GSSNode) -> dict[str, Any]:
-    expects = art.recognizer.expected(ParseState(START, (node,)))
+    expects = art.recognizer.expected_on((node,))
     return {"lr_state": node.state, "core": art.lr_core(node.state), "expects": list(expects)}
 
 
 def _lexing(art: Artifact, q: int, data: bytes) -> dict[str, Any]:
+    assert isinstance(art.recognizer, Recognizer), "the basic lexer's split of a token"
     try:
         closed, open_state = art.recognizer.scanner.scan(q, data)
     except InputRejected as err:
@@ -178,6 +197,9 @@ def format_trace(report: dict[str, Any], worst: dict[str, Any] | None = None) ->
     lines = [f"lexer state {report['lexer_state']}"
              + (f", open lexeme can become {' | '.join(report['open_lexeme_can_become'])}"
                 if report["open_lexeme_can_become"] else ", no open lexeme")]
+    if len(report["threads"]) > 1:
+        lines.append(f"contextual lexer: {len(report['threads'])} threads, lexer states "
+                     f"{', '.join(map(str, report['threads']))} (the mask is their OR)")
     for top in report["tops"]:
         expects = ", ".join(top["expects"]) or "nothing"
         lines.append(f"stack top LR state {top['lr_state']}{_core(top)} expects {expects}")
@@ -186,7 +208,7 @@ def format_trace(report: dict[str, Any], worst: dict[str, Any] | None = None) ->
     for close in report["closes"]:
         lines.append(f"close as {' | '.join(close['closes_as'])} (closing tokens: row {close['closing_tokens_row']}): "
                      f"{close['stacks_after']} stack(s) after it")
-        lines += [_walk_line(w, "  walk from START") for w in close["walks"]]
+        lines += [_walk_line(w, "  walk after it") for w in close["walks"]]
     cost = report["cost"]
     line = (f"cost: {cost['walks']} walks, {cost['runtime_closes']} runtime closes, "
             f"{cost['rows_combined']} rows combined")

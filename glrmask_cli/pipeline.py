@@ -24,7 +24,7 @@ import numpy as np
 from glrmask_cli import __version__
 from glrmask_cli.errors import LimitExceeded, TokenizerError
 from glrmask_cli.grammar import GrammarSpec, load_grammar
-from glrmask_cli.lexer.contextual import ContextualLexer, build_contextual_lexer
+from glrmask_cli.lexer.contextual import ContextualLexer, LexerKind, build_contextual_lexer
 from glrmask_cli.lexer.scanner import LexerBuild, boundary_warnings, build_lexer
 from glrmask_cli.limits import DEFAULTS, BuildLimits
 from glrmask_cli.output import write_output
@@ -36,7 +36,7 @@ from glrmask_cli.parser_dwa.layout import AUTO_ORDER, Layout, ParserDWABuild, bu
 from glrmask_cli.parser_dwa.rows import RowPool, build_rows
 from glrmask_cli.parser_dwa.splice import EffectIndex
 from glrmask_cli.progress import NO_PROGRESS, Progress
-from glrmask_cli.terminal_dwa import TerminalDWA, build_terminal_dwa, spell_out_closes
+from glrmask_cli.terminal_dwa import LexerContexts, TerminalDWA, build_terminal_dwa, lexer_contexts, spell_out_closes
 from glrmask_cli.vocab.registry import load_vocabulary
 from glrmask_cli.vocab.vocabulary import Vocabulary
 from glrmask_runtime.artifact import ARTIFACT_KIND
@@ -68,6 +68,7 @@ class Compiled:
     limits: BuildLimits = DEFAULTS
     lr_cores: tuple[str, ...] = ()                            # per LR state: its kernel items, readable
     limits_reached: tuple[str, ...] = ()                      # auto layout tries that hit a budget
+    contextual: ContextualLexer | None = None                 # lark's contextual lexer (`lexer` is its DFA)
 
 
 @dataclass(frozen=True)
@@ -136,17 +137,22 @@ def compile_grammar(grammar_path: str | os.PathLike, *, tokenizer: str | Vocabul
                     start: str | None = None, eos_tokens: Sequence[str] = (),
                     tokenizer_pattern: str | None = None, layout: Layout = "auto",
                     limits: BuildLimits = DEFAULTS, progress: Progress = NO_PROGRESS,
-                    grammar: GrammarSpec | None = None) -> Compiled:
+                    grammar: GrammarSpec | None = None, lexer: LexerKind = "basic") -> Compiled:
     """Run every stage up to the row pool (LimitExceeded names the limit that was hit). `grammar`:
-    the first stage's result, if already loaded (`load_grammar_stage`)."""
+    the first stage's result, if already loaded (`load_grammar_stage`); `lexer`: lark's basic or
+    contextual lexer (docs/semantics.md)."""
     t: dict[str, float] = {}
     stages = _Stages(progress, t)
     front = compile_front_end(grammar_path, start=start, limits=limits, progress=progress, timings=t,
-                              grammar=grammar)
+                              grammar=grammar, contextual=lexer == "contextual")
     grammar, lexer_build, lr = front.grammar, front.lexer, front.lr.tables
+    tables = front.contextual.tables if front.contextual is not None else lexer_build.tables
+    contexts = lexer_contexts(front.contextual, lr) if front.contextual is not None else None
     with stages.stage("stack effects"):
-        warnings = lexer_build.warnings + tuple(boundary_warnings(lexer_build.tables, grammar.terminals,
-                                                                  terminal_followers(lr)))
+        # The lexer's warnings are the basic lexer's: a terminal it never produces, or a boundary it
+        # cannot decide, may be fine in every context of the contextual one, so those builds get none.
+        warnings = () if front.contextual is not None else lexer_build.warnings + tuple(
+            boundary_warnings(lexer_build.tables, grammar.terminals, terminal_followers(lr)))
         effects = build_effect_graphs(lr, limits.max_effect_graph_nodes, progress)
         read_depth = max_read_depth(effects)
         if read_depth > limits.max_read_depth:
@@ -159,29 +165,33 @@ def compile_grammar(grammar_path: str | os.PathLike, *, tokenizer: str | Vocabul
             raise TokenizerError(f"tokenizer {vocab.name!r} names no EOS token, so no output could ever end; "
                                  "pass --eos-token TEXT or --eos-token ID")
     reached: list[str] = []
-    dwa = _parser_dwa(stages, layout, lexer_build.tables, effects, lr, vocab, limits, progress, reached)
+    dwa = _parser_dwa(stages, layout, tables, effects, lr, vocab, limits, progress, reached, front.contextual,
+                      contexts)
     with stages.stage("rows"):
-        rows = build_rows(dwa.dwa, dwa.terminal_dwa, progress)
+        rows = build_rows(dwa.dwa, dwa.terminal_dwa, progress, contexts)
     cores = tuple(front.lr.describe_state(state) for state in range(lr.n_states))
-    return Compiled(grammar, lexer_build.tables, warnings, front.normalized, lr, len(front.lr.conflicts),
+    return Compiled(grammar, tables, warnings, front.normalized, lr, len(front.lr.conflicts),
                     effects, vocab, dwa.terminal_dwa, dwa, rows, t, read_depth, limits, cores,
-                    tuple(reached))
+                    tuple(reached), front.contextual)
 
 
 def _parser_dwa(stages: _Stages, layout: Layout, lexer: LexerTables, effects: tuple[EffectGraph, ...],
                 lr: LRTables, vocab: Vocabulary, limits: BuildLimits, progress: Progress,
-                reached: list[str]) -> ParserDWABuild:
+                reached: list[str], contextual: ContextualLexer | None,
+                contexts: LexerContexts | None) -> ParserDWABuild:
     """The Terminal DWA and the Parser DWA of `layout`; "auto" tries AUTO_ORDER and takes the first
     layout that stays within max_outcomes_auto / max_nfa_nodes_auto / max_dwa_states_auto (the last
     one within max_nfa_nodes / max_dwa_states, which also cap the earlier tries). Each try that hit
     a budget is appended to `reached` ("layout one: max_nfa_nodes_auto")."""
     tried = AUTO_ORDER if layout == "auto" else (layout,)
     with stages.stage("terminal DWA"):
-        deferred = build_terminal_dwa(lexer, vocab.token_bytes, vocab.special_ids, vocab.eos_ids, progress)
+        deferred = build_terminal_dwa(lexer, vocab.token_bytes, vocab.special_ids, vocab.eos_ids, progress,
+                                      contexts)
         spelled = None
         if not closes_at_runtime(tried[0]):      # only "one" spells out the closes, and it comes first
             try:
-                spelled = spell_out_closes(deferred, lexer, None if len(tried) == 1 else limits.max_outcomes_auto)
+                spelled = spell_out_closes(deferred, lexer, None if len(tried) == 1 else limits.max_outcomes_auto,
+                                           contexts)
             except LimitExceeded:
                 reached.append(f"layout {tried[0]}: max_outcomes_auto")
                 progress.note(f"layout {tried[0]}: max_outcomes_auto reached, trying the next layout")
@@ -202,7 +212,8 @@ def _parser_dwa(stages: _Stages, layout: Layout, lexer: LexerTables, effects: tu
                                                                          limits.max_nfa_nodes),
                     max_dwa_states=limits.max_dwa_states if last else min(limits.max_dwa_states_auto,
                                                                           limits.max_dwa_states),
-                    max_merged_states=limits.max_merged_states, index=index, progress=progress)
+                    max_merged_states=limits.max_merged_states, index=index, progress=progress,
+                    start_of=None if contextual is None else contextual.start_of.tolist())
             except LimitExceeded as err:
                 if last:
                     raise
@@ -247,6 +258,8 @@ def artifact_sections(c: Compiled) -> dict[str, np.ndarray]:
         "vocab.token_offsets": token_offsets,
         "vocab.token_data": np.frombuffer(b"".join(c.vocab.token_bytes), dtype=np.uint8),
         "lr.core_offsets": core_offsets, "lr.core_text": np.frombuffer(b"".join(core_text), dtype=np.uint8),
+        **({} if c.contextual is None else {"lexer.restart": c.contextual.restart,
+                                            "lr.lexer_start": c.contextual.start_of}),
     })
 
 
@@ -260,7 +273,9 @@ def artifact_metadata(c: Compiled) -> dict:
                     "terminals": [t.display for t in g.terminals], "ignore": list(g.ignore)},
         "tokenizer": {"name": c.vocab.name, "fingerprint": c.vocab.fingerprint, "vocab_size": c.vocab.size,
                       "eos_ids": list(c.vocab.eos_ids)},
-        "lexer": {"kind": "basic", "n_states": c.lexer.n_states, "warnings": list(c.lexer_warnings)},
+        "lexer": {"kind": "basic" if c.contextual is None else "contextual", "n_states": c.lexer.n_states,
+                  "warnings": list(c.lexer_warnings),
+                  **({} if c.contextual is None else {"n_contexts": c.contextual.n_contexts})},
         "parser": {"n_states": c.lr.n_states, "n_terminals": c.lr.n_terminals, "conflicts": c.conflicts,
                    "n_rules": int(c.lr.rule_len.shape[0]), "rewrites": list(c.normalized.rewrites),
                    "max_read_depth": c.read_depth},
@@ -290,12 +305,12 @@ def build_artifact(grammar_path: str | os.PathLike, out_path: str | os.PathLike 
                    tokenizer: str | Vocabulary = "gpt2", start: str | None = None,
                    eos_tokens: Sequence[str] = (), tokenizer_pattern: str | None = None,
                    layout: Layout = "auto", limits: BuildLimits = DEFAULTS,
-                   progress: Progress = NO_PROGRESS) -> BuildResult:
+                   progress: Progress = NO_PROGRESS, lexer: LexerKind = "basic") -> BuildResult:
     """Compile and write the artifact (default: `default_output`; `-`: standard output)."""
     began = time.perf_counter()
     compiled = compile_grammar(grammar_path, tokenizer=tokenizer, start=start, eos_tokens=eos_tokens,
                                tokenizer_pattern=tokenizer_pattern, layout=layout, limits=limits,
-                               progress=progress)
+                               progress=progress, lexer=lexer)
     out = Path(out_path) if out_path is not None else default_output(grammar_path)
     data = encode_artifact(compiled, progress)
     write_output(out, data)

@@ -25,17 +25,77 @@ from typing import Sequence
 import numpy as np
 
 from glrmask_cli.errors import LimitExceeded
+from glrmask_cli.lexer.contextual import ContextualLexer
 from glrmask_cli.progress import NO_PROGRESS, Progress, Ticker
-from glrmask_runtime.tables import DEAD, END_OF_INPUT, START, LexerTables
+from glrmask_runtime.tables import DEAD, END_OF_INPUT, SHIFT, START, LexerTables, LRTables, unpack_actions
 
 NO_OUTCOME = -1
 FINAL_END = -1  # Outcome.final for EOS: the parser must accept END
+
+
+NO_CHECK = -1   # trie_start of a lexeme after which the context is not checked (the output ends)
+
+Path = tuple[int, int]   # (trie node, final)
 
 
 @dataclass(frozen=True)
 class Outcome:
     node: int    # LexemeTrie node: the closed lexemes (terminal-set ids), ignored-only ones dropped
     final: int   # term-set id of the terminals the open lexeme can still become, or FINAL_END
+    # With lark's contextual lexer a token can lex in several ways, one per context a closed
+    # lexeme hands over to (trie_start): those other (node, final) paths, sorted. The token can be
+    # consumed iff one of its paths can.
+    more: tuple[Path, ...] = ()
+
+    @property
+    def paths(self) -> tuple[Path, ...]:
+        return ((self.node, self.final),) + self.more
+
+
+@dataclass(frozen=True)
+class LexerContexts:
+    """What the scan needs to know of the lexer's contexts (lark's contextual lexer; the basic lexer
+    is one context). restart[q]: the START a lexeme that closes at q as an ignored terminal hands
+    over to (its own context's); next_starts[T]: the STARTs of the contexts a lexeme of term set T
+    can hand over to (those of the LR states its terminals are shifted into), sorted; is_start[q]:
+    q is a context's START (nothing open); ignored_only[T]: T's terminals are all %ignore'd."""
+
+    restart: np.ndarray
+    next_starts: tuple[tuple[int, ...], ...]
+    is_start: np.ndarray
+    ignored_only: np.ndarray
+
+    def hand_over(self, q: int, term_set: int) -> tuple[int, ...]:
+        """The STARTs the rest of a token is lexed from after a lexeme of `term_set` closes at q."""
+        return (int(self.restart[q]),) if self.ignored_only[term_set] else self.next_starts[term_set]
+
+    @property
+    def branching(self) -> bool:
+        """Some lexeme hands over to more than one context (a token's scan then forks)."""
+        return any(len(starts) > 1 for starts in self.next_starts)
+
+
+def lexer_contexts(contextual: ContextualLexer, lr: LRTables) -> LexerContexts:
+    """The contexts of lark's contextual lexer: a lexeme of terminal t hands over to the contexts of
+    the LR states t is shifted into."""
+    tables = contextual.tables
+    kinds, targets = unpack_actions(np.asarray(lr.actions))
+    cells = np.searchsorted(lr.action_offsets, np.arange(len(lr.actions)), side="right") - 1
+    shifts = kinds == SHIFT
+    starts_of_terminal: dict[int, set[int]] = {}
+    for terminal, target in zip((cells[shifts] % lr.n_terminals).tolist(), targets[shifts].tolist()):
+        starts_of_terminal.setdefault(terminal, set()).add(int(contextual.start_of[target]))
+    next_starts = tuple(tuple(sorted(set().union(*(starts_of_terminal.get(t, set()) for t in tables.term_set(k)))))
+                        for k in range(tables.n_term_sets))
+    return LexerContexts(contextual.restart, next_starts, contextual.is_start, _ignored_only(tables))
+
+
+def basic_contexts(lexer: LexerTables) -> LexerContexts:
+    """The basic lexer: every lexeme hands over to START."""
+    is_start = np.zeros(lexer.n_states, dtype=bool)
+    is_start[START] = True
+    return LexerContexts(np.full(lexer.n_states, START, dtype=np.int64), ((START,),) * lexer.n_term_sets, is_start,
+                         _ignored_only(lexer))
 
 
 @dataclass(frozen=True, eq=False)
@@ -43,7 +103,9 @@ class TerminalDWA:
     """Outcomes of every (lexer state, token class), plus the trie of closed-lexeme sequences.
 
     trie_parent[n], trie_set[n]: node n extends trie_parent[n] by one closed lexeme whose terminals
-    are term set trie_set[n]; node 0 is the empty sequence.
+    are term set trie_set[n]; node 0 is the empty sequence. trie_start[n]: the START of the context
+    the rest of the token is lexed in after that lexeme (lark's contextual lexer: the parser must
+    leave a top of that context), NO_CHECK where nothing follows (EOS); START with the basic lexer.
     class_of_token[v]: the token's class; `n_classes` is the EOS class and `n_classes + 1` the class
     of tokens that are never allowed (special tokens other than EOS, empty tokens).
     Classes are numbered by first byte, then longest first, so each first byte's classes are one
@@ -60,6 +122,7 @@ class TerminalDWA:
 
     trie_parent: np.ndarray
     trie_set: np.ndarray
+    trie_start: np.ndarray
     outcomes: tuple[Outcome, ...]
     class_of_token: np.ndarray
     n_classes: int
@@ -140,26 +203,31 @@ def token_classes(lexer: LexerTables, token_bytes: Sequence[bytes], never: np.nd
 
 
 class _TrieBuilder:
-    """Interns (parent node, term set) pairs into trie node ids, vectorized per batch."""
+    """Interns (parent node, term set, next START) triples into trie node ids, vectorized per batch."""
 
-    def __init__(self, n_term_sets: int, ignored_only: np.ndarray):
-        self.n_term_sets = n_term_sets
+    def __init__(self, n_term_sets: int, n_lexer_states: int, ignored_only: np.ndarray):
+        self.n_term_sets, self.n_tags = n_term_sets, n_lexer_states + 1   # tag = START + 1, 0: NO_CHECK
         self.ignored_only = ignored_only
         self.index: dict[int, int] = {}
         self.parent = [0]
         self.term_set = [0]
+        self.start = [NO_CHECK]
 
-    def extend(self, nodes: np.ndarray, term_sets: np.ndarray) -> np.ndarray:
+    def extend(self, nodes: np.ndarray, term_sets: np.ndarray, starts: np.ndarray) -> np.ndarray:
+        """The children of `nodes` by one lexeme of `term_sets` handing over to `starts`
+        (ignored-only lexemes are left out: the node stays)."""
         keep = self.ignored_only[term_sets]
-        keys = nodes.astype(np.int64) * self.n_term_sets + term_sets
+        keys = (nodes.astype(np.int64) * self.n_term_sets + term_sets) * self.n_tags + (starts + 1)
         unique, inverse = np.unique(keys, return_inverse=True)
         mapped = np.empty(len(unique), dtype=np.int32)
         for i, key in enumerate(unique.tolist()):
             node = self.index.get(key)
             if node is None:
                 node = self.index[key] = len(self.parent)
-                self.parent.append(key // self.n_term_sets)
-                self.term_set.append(key % self.n_term_sets)
+                rest, tag = divmod(key, self.n_tags)
+                self.parent.append(rest // self.n_term_sets)
+                self.term_set.append(rest % self.n_term_sets)
+                self.start.append(tag - 1)
             mapped[i] = node
         return np.where(keep, nodes, mapped[inverse.reshape(-1)])
 
@@ -209,33 +277,59 @@ def _padded(representatives: list[bytes]) -> tuple[np.ndarray, np.ndarray, np.nd
     return matrix, order, active
 
 
-def _scan_from(lexer: LexerTables, state: int, matrix: np.ndarray, active: np.ndarray,
-               trie: _TrieBuilder) -> tuple[np.ndarray, np.ndarray]:
+def _scan_from(lexer: LexerTables, contexts: LexerContexts, state: int, matrix: np.ndarray, active: np.ndarray,
+               trie: _TrieBuilder) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Scan the rows of `matrix` (padded bytes, longest first; `active` as `_padded` gives it) from one
-    lexer state: per row (trie node of the lexemes closed, open state), DEAD if dead."""
+    lexer state: per branch (its row, trie node of the lexemes closed, open state; DEAD if dead). A
+    row has one branch, unless a lexeme it closes hands over to several contexts: then one per
+    context (appended)."""
     n = matrix.shape[0]
+    rows = np.arange(n)
     states = np.full(n, state, dtype=np.int32)
     nodes = np.zeros(n, dtype=np.int32)
-    transitions, close_sets = lexer.transitions, lexer.close_sets
+    lengths = None       # per branch, once the scan has forked (branches are no longer longest first)
+    transitions, close_sets, restart = lexer.transitions, lexer.close_sets, contexts.restart
+    single = np.asarray([starts[0] if len(starts) == 1 else -1 for starts in contexts.next_starts] or [-1])
+    ignored_only = trie.ignored_only
     for column, count in enumerate(active.tolist()):
-        cur = states[:count]
-        byte = matrix[:count, column]
+        live = np.arange(count) if lengths is None else np.flatnonzero(lengths > column)
+        cur = states[live]
+        byte = matrix[rows[live], column]
         nxt = transitions[cur, byte]
-        closing = np.nonzero((nxt == DEAD) & (cur != DEAD))[0]
+        closing = np.flatnonzero((nxt == DEAD) & (cur != DEAD))
         if len(closing):
             accepted = close_sets[cur[closing], byte[closing]]
-            restart = transitions[START, byte[closing]]
-            ok = (accepted != 0) & (restart != DEAD)
+            ignored = ignored_only[accepted] & (accepted != 0)
+            hand_over = np.where(ignored, restart[cur[closing]], single[accepted])
+            forks = np.flatnonzero((accepted != 0) & (hand_over < 0))
+            restart_state = transitions[np.maximum(hand_over, 0), byte[closing]]
+            ok = (accepted != 0) & (hand_over >= 0) & (restart_state != DEAD)
             good = closing[ok]
-            nodes[good] = trie.extend(nodes[good], accepted[ok])
-            nxt[good] = restart[ok]
-        states[:count] = nxt
-    return nodes, states
+            nodes[live[good]] = trie.extend(nodes[live[good]], accepted[ok], hand_over[ok])
+            nxt[good] = restart_state[ok]
+            if len(forks):
+                if lengths is None:   # row r has a byte in column j iff r < active[j]
+                    lengths = (active[None, :] > np.arange(n)[:, None]).sum(axis=1)
+                copies = [(i, s) for i in forks.tolist() for s in contexts.next_starts[int(accepted[i])]]
+                which = np.asarray([i for i, _ in copies], dtype=np.int64)
+                starts = np.asarray([s for _, s in copies], dtype=np.int64)
+                branch = live[closing[which]]
+                after = transitions[starts, byte[closing[which]]]
+                alive = after != DEAD
+                new_nodes = trie.extend(nodes[branch[alive]], accepted[which[alive]], starts[alive])
+                rows = np.concatenate([rows, rows[branch[alive]]])
+                nodes = np.concatenate([nodes, new_nodes.astype(np.int32)])
+                states = np.concatenate([states, after[alive].astype(np.int32)])
+                lengths = np.concatenate([lengths, lengths[branch[alive]]])
+        states[live] = nxt      # a forked branch ends here (DEAD); its copies go on
+    return rows, nodes, states
 
 
 def build_terminal_dwa(lexer: LexerTables, token_bytes: Sequence[bytes], special_ids: frozenset[int],
-                       eos_ids: Sequence[int], progress: Progress = NO_PROGRESS) -> TerminalDWA:
+                       eos_ids: Sequence[int], progress: Progress = NO_PROGRESS,
+                       contexts: LexerContexts | None = None) -> TerminalDWA:
     """Compute every (lexer state, token) outcome, closes deferred (see the module docstring).
+    `contexts`: lark's contextual lexer (`lexer` holds every context's states); default the basic one.
 
     A token whose first byte b extends the open lexeme of state q does from then on what its other
     bytes do from the state q reaches on b, so the classes starting with b are scanned once per
@@ -248,8 +342,9 @@ def build_terminal_dwa(lexer: LexerTables, token_bytes: Sequence[bytes], special
     class_of_token, representatives = token_classes(lexer, token_bytes, never, eos_ids)
     n_classes = len(representatives)
 
-    trie = _TrieBuilder(lexer.n_term_sets, _ignored_only(lexer))
-    outcome_index: dict[tuple[int, int], int] = {}
+    contexts = contexts if contexts is not None else basic_contexts(lexer)
+    trie = _TrieBuilder(lexer.n_term_sets, lexer.n_states, _ignored_only(lexer))
+    outcome_index: dict[OutcomeKey, int] = {}
     blocks = _first_byte_blocks(representatives)
     block_rows = []
     block_pick = np.zeros((lexer.n_states, len(blocks)), dtype=np.int32)
@@ -260,24 +355,28 @@ def build_terminal_dwa(lexer: LexerTables, token_bytes: Sequence[bytes], special
         reached = np.unique(after[after != DEAD])
         found = np.full((len(reached) + 1, block.hi - block.lo), NO_OUTCOME, dtype=np.int32)   # 0: dead
         for i, state in enumerate(reached.tolist()):
-            nodes, ends = _scan_from(lexer, state, block.rest, block.active, trie)
+            rows, nodes, ends = _scan_from(lexer, contexts, state, block.rest, block.active, trie)
             finals = lexer.viable_sets[ends]
             alive = (ends != DEAD) & (finals != 0)
-            found[i + 1, alive] = _intern_outcomes(outcome_index, nodes[alive], finals[alive])
+            if len(rows) == len(found[i + 1]):     # one branch per class
+                found[i + 1, alive] = _intern_outcomes(outcome_index, nodes[alive], finals[alive])
+            else:
+                found[i + 1] = _intern_paths(outcome_index, len(found[i + 1]), rows[alive], nodes[alive],
+                                             finals[alive])
         block_pick[:, k] = np.where(after != DEAD, np.searchsorted(reached, after) + 1, 0)
         block_rows.append(found)
         ticker.advance()
     eos_outcome = np.full(lexer.n_states, NO_OUTCOME, dtype=np.int32)
     for state in range(1, lexer.n_states):
-        eos_outcome[state] = _eos_outcome(lexer, state, trie, outcome_index)
+        eos_outcome[state] = _eos_outcome(lexer, contexts, state, trie, outcome_index)
     ticker.close()
     ticker.note(f"{len(outcome_index):,} outcomes")
 
-    outcomes = tuple(Outcome(node, final) for (node, final), _ in sorted(outcome_index.items(), key=lambda kv: kv[1]))
     return TerminalDWA(
         trie_parent=np.asarray(trie.parent, dtype=np.int32),
         trie_set=np.asarray(trie.term_set, dtype=np.int32),
-        outcomes=outcomes,
+        trie_start=np.asarray(trie.start, dtype=np.int64),
+        outcomes=_outcomes(outcome_index),
         class_of_token=class_of_token,
         n_classes=n_classes,
         class_first=np.asarray([data[0] for data in representatives] + [256, 256], dtype=np.int64),
@@ -299,73 +398,82 @@ def _state_close(lexer: LexerTables) -> np.ndarray:
     return closes
 
 
-def spell_out_closes(tdwa: TerminalDWA, lexer: LexerTables, max_outcomes: int | None = None) -> TerminalDWA:
+def spell_out_closes(tdwa: TerminalDWA, lexer: LexerTables, max_outcomes: int | None = None,
+                     contexts: LexerContexts | None = None) -> TerminalDWA:
     """The Terminal DWA with nothing left to the runtime: a token deferred at q (close_row(q)[c] = T)
     closes the open lexeme as T and then does from START what it does there, so its outcome is START's
-    with the lexeme T prepended (left out if T's terminals are all %ignore'd). Existing trie nodes and
-    outcomes keep their ids; new ones follow (a node still after its parent). LimitExceeded (limit
-    max_outcomes_auto) before any work if that could give more than `max_outcomes` outcomes."""
+    with the lexeme T prepended (left out if T's terminals are all %ignore'd). With contexts, from the
+    START of each context the lexeme hands over to (`LexerContexts`; an ignored one: q's own), one
+    path each. Existing trie nodes and outcomes keep their ids; new ones follow (a node still after
+    its parent). LimitExceeded (limit max_outcomes_auto) before any work if that could give more than
+    `max_outcomes` outcomes."""
+    contexts = contexts if contexts is not None else basic_contexts(lexer)
     ignored_only = _ignored_only(lexer)
-    parent, term_set = tdwa.trie_parent.tolist(), tdwa.trie_set.tolist()
-    child = {(p, t): node for node, (p, t) in enumerate(zip(parent, term_set)) if node}
-    prepended: dict[tuple[int, int], int] = {}
+    parent, term_set, start = tdwa.trie_parent.tolist(), tdwa.trie_set.tolist(), tdwa.trie_start.tolist()
+    child = {(p, t, s): node for node, (p, t, s) in enumerate(zip(parent, term_set, start)) if node}
+    prepended: dict[tuple[int, int, int], int] = {}
 
-    def extend(node: int, set_id: int) -> int:
-        found = child.get((node, set_id))
+    def extend(node: int, set_id: int, tag: int) -> int:
+        found = child.get((node, set_id, tag))
         if found is None:
-            found = child[(node, set_id)] = len(parent)
+            found = child[(node, set_id, tag)] = len(parent)
             parent.append(node)
             term_set.append(set_id)
+            start.append(tag)
         return found
 
-    def prepend(first: int, node: int) -> int:
-        """The trie node of (first,) + the lexemes of `node`."""
+    def prepend(first: int, tag: int, node: int) -> int:
+        """The trie node of (first handing over to tag,) + the lexemes of `node`."""
         if ignored_only[first]:
             return node
-        found = prepended.get((first, node))
+        found = prepended.get((first, tag, node))
         if found is None:
-            found = extend(0, first) if node == 0 else extend(prepend(first, parent[node]), term_set[node])
-            prepended[(first, node)] = found
+            found = (extend(0, first, tag) if node == 0 else
+                     extend(prepend(first, tag, parent[node]), term_set[node], start[node]))
+            prepended[(first, tag, node)] = found
         return found
 
     outcomes = list(tdwa.outcomes)
-    index = {(o.node, o.final): i for i, o in enumerate(outcomes)}
-    base = len(tdwa.outcomes)
-    plans = []      # per block with deferred tokens: (block, states, their close set's index, keys)
+    index: dict[OutcomeKey, int] = {(o.paths[0] if not o.more else o.paths): i for i, o in enumerate(outcomes)}
+    plans = []      # per (block, close set, hand-over STARTs): the deferred states, their columns' keys
+    keys: set[tuple[int, tuple[int, ...], tuple[int, ...]]] = set()
     for k, lo in enumerate(tdwa.block_starts[:-1].tolist()):
         closes = tdwa.state_close[:, int(tdwa.class_first[lo])]
         states = np.flatnonzero((tdwa.block_pick[:, k] == 0) & (closes != 0))
-        if not len(states):
-            continue
-        close_sets, which = np.unique(closes[states], return_inverse=True)
-        start_row = tdwa.block_rows[k][tdwa.block_pick[START, k]]
-        keys = np.where(start_row != NO_OUTCOME,            # (closed as, START outcome), -1: none
-                        close_sets[:, None].astype(np.int64) * base + start_row[None, :], -1)
-        plans.append((k, states, which.reshape(-1), keys))
-    pairs = np.unique(np.concatenate([keys[keys >= 0] for *_, keys in plans])) if plans else np.zeros(0, np.int64)
-    if max_outcomes is not None and len(outcomes) + len(pairs) > max_outcomes:
+        by_hand_over: dict[tuple[int, tuple[int, ...]], list[int]] = {}
+        for q, closed in zip(states.tolist(), closes[states].tolist()):
+            hand_over = contexts.hand_over(q, closed)
+            by_hand_over.setdefault((closed, hand_over), []).append(q)
+        for (closed, hand_over), members in sorted(by_hand_over.items()):
+            after = np.stack([tdwa.block_rows[k][tdwa.block_pick[s, k]] for s in hand_over])
+            columns, which = np.unique(after, axis=1, return_inverse=True)
+            column_keys = [(closed, hand_over, tuple(column)) for column in columns.T.tolist()]
+            keys.update(key for key in column_keys if any(o != NO_OUTCOME for o in key[2]))
+            plans.append((k, members, column_keys, which.reshape(-1)))
+    if max_outcomes is not None and len(outcomes) + len(keys) > max_outcomes:
         raise LimitExceeded("max_outcomes_auto", max_outcomes, "terminal DWA",
-                            f"spelling out the closes gives up to {len(outcomes) + len(pairs):,} token outcomes")
-    spelled = np.empty(len(pairs) + 1, dtype=np.int32)
-    spelled[-1] = NO_OUTCOME                     # the key -1 finds this entry
-    for i, key in enumerate(pairs.tolist()):
-        first, start_outcome = divmod(key, base)
-        o = outcomes[start_outcome]
-        pair = (prepend(first, o.node), o.final)
-        found = index.get(pair)
+                            f"spelling out the closes gives up to {len(outcomes) + len(keys):,} token outcomes")
+    spelled: dict[tuple[int, tuple[int, ...], tuple[int, ...]], int] = {}
+    for closed, hand_over, after_ids in sorted(keys):
+        paths = sorted({(prepend(closed, s, node), final) for s, o in zip(hand_over, after_ids) if o != NO_OUTCOME
+                        for node, final in outcomes[o].paths})
+        key: OutcomeKey = paths[0] if len(paths) == 1 else tuple(paths)
+        found = index.get(key)
         if found is None:
-            found = index[pair] = len(outcomes)
-            outcomes.append(Outcome(*pair))
-        spelled[i] = found
+            found = index[key] = len(outcomes)
+            (node, final), *more = paths
+            outcomes.append(Outcome(node, final, tuple(more)))
+        spelled[(closed, hand_over, after_ids)] = found
     block_rows = list(tdwa.block_rows)
     block_pick = tdwa.block_pick.copy()
-    for k, states, which, keys in plans:
-        new_rows = spelled[np.where(keys >= 0, np.searchsorted(pairs, keys), len(pairs))]
-        block_pick[states, k] = len(block_rows[k]) + which
-        block_rows[k] = np.concatenate([block_rows[k], new_rows.astype(np.int32)])
+    for k, members, column_keys, which in plans:
+        row = np.asarray([spelled.get(key, NO_OUTCOME) for key in column_keys], dtype=np.int32)[which]
+        block_pick[np.asarray(members), k] = len(block_rows[k])
+        block_rows[k] = np.concatenate([block_rows[k], row[None, :]])
     return TerminalDWA(
         trie_parent=np.asarray(parent, dtype=np.int32),
         trie_set=np.asarray(term_set, dtype=np.int32),
+        trie_start=np.asarray(start, dtype=np.int64),
         outcomes=tuple(outcomes),
         class_of_token=tdwa.class_of_token,
         n_classes=tdwa.n_classes,
@@ -385,7 +493,11 @@ def _ignored_only(lexer: LexerTables) -> np.ndarray:
                      for i in range(lexer.n_term_sets)], dtype=bool)
 
 
-def _intern_outcomes(index: dict[tuple[int, int], int], nodes: np.ndarray, finals: np.ndarray) -> np.ndarray:
+# An outcome's key: (node, final) for one path; its sorted paths for several.
+OutcomeKey = Path | tuple[Path, ...]
+
+
+def _intern_outcomes(index: dict[OutcomeKey, int], nodes: np.ndarray, finals: np.ndarray) -> np.ndarray:
     keys = nodes.astype(np.int64) * (1 << 32) + finals.astype(np.int64)
     unique, inverse = np.unique(keys, return_inverse=True)
     ids = np.empty(len(unique), dtype=np.int32)
@@ -395,13 +507,42 @@ def _intern_outcomes(index: dict[tuple[int, int], int], nodes: np.ndarray, final
     return ids[inverse.reshape(-1)]
 
 
-def _eos_outcome(lexer: LexerTables, state: int, trie: _TrieBuilder, index: dict[tuple[int, int], int]) -> int:
+def _intern_paths(index: dict[OutcomeKey, int], n_rows: int, rows: np.ndarray, nodes: np.ndarray,
+                  finals: np.ndarray) -> np.ndarray:
+    """Per row, the outcome of its live branches (paths), NO_OUTCOME for a row without one."""
+    ids = np.full(n_rows, NO_OUTCOME, dtype=np.int32)
+    paths: dict[int, set[Path]] = {}
+    for row, node, final in zip(rows.tolist(), nodes.tolist(), finals.tolist()):
+        paths.setdefault(row, set()).add((node, final))
+    for row, found in paths.items():
+        key: OutcomeKey = next(iter(found)) if len(found) == 1 else tuple(sorted(found))
+        ids[row] = index.setdefault(key, len(index))
+    return ids
+
+
+def _outcomes(index: dict[OutcomeKey, int]) -> tuple[Outcome, ...]:
+    """The interned outcomes in id order."""
+    out = []
+    for key, _ in sorted(index.items(), key=lambda kv: kv[1]):
+        if isinstance(key[0], tuple):
+            (node, final), *more = key
+            out.append(Outcome(node, final, tuple(more)))
+        else:
+            out.append(Outcome(*key))
+    return tuple(out)
+
+
+def _eos_outcome(lexer: LexerTables, contexts: LexerContexts, state: int, trie: _TrieBuilder,
+                 index: dict[OutcomeKey, int]) -> int:
     """EOS from lexer state q: close the open lexeme at end of output (if any), then END."""
-    if state == START:
+    if contexts.is_start[state]:
         node = 0
     else:
         accepted = int(lexer.close_sets[state, END_OF_INPUT])
         if accepted == 0:
             return NO_OUTCOME
-        node = int(trie.extend(np.array([0], dtype=np.int32), np.array([accepted], dtype=np.int32))[0])
+        starts = contexts.next_starts[accepted]
+        tag = starts[0] if len(starts) == 1 else NO_CHECK   # nothing follows: any context will do
+        node = int(trie.extend(np.array([0], dtype=np.int32), np.array([accepted], dtype=np.int32),
+                               np.array([tag], dtype=np.int64))[0])
     return index.setdefault((node, FINAL_END), len(index))

@@ -52,12 +52,13 @@ def build_parser_dwa(layout: Layout, tdwa: TerminalDWA, lexer: LexerTables, effe
                      lr: LRTables, *, max_nfa_nodes: int = DEFAULTS.max_nfa_nodes,
                      max_dwa_states: int = DEFAULTS.max_dwa_states,
                      max_merged_states: int = DEFAULTS.max_merged_states, index: EffectIndex | None = None,
-                     progress: Progress = NO_PROGRESS) -> ParserDWABuild:
+                     progress: Progress = NO_PROGRESS, start_of: Sequence[int] | None = None) -> ParserDWABuild:
     """Splice stack effects into the outcomes of `tdwa` (built with `closes_at_runtime(layout)`),
     determinize and minimize, in one layout (not "auto"; see the module docstring). Each group's
     read NFA may have `max_nfa_nodes` nodes and its subset construction `max_dwa_states` states
     (LimitExceeded past them; "grouped" first splits a group that is too large). `index`:
-    `EffectIndex(effects)` (pass it when building several layouts). `progress` counts groups."""
+    `EffectIndex(effects)` (pass it when building several layouts). `progress` counts groups.
+    `start_of`: per LR state, the START of its lexer context (lark's contextual lexer; None: basic)."""
     if layout not in AUTO_ORDER:
         raise ValueError(f"build_parser_dwa builds one layout of {AUTO_ORDER}, not {layout!r}")
     term_sets = [lexer.term_set(i) for i in range(lexer.n_term_sets)]
@@ -67,7 +68,7 @@ def build_parser_dwa(layout: Layout, tdwa: TerminalDWA, lexer: LexerTables, effe
     pool = StatePool()      # the groups' states, shared; one automaton at the end
     trie = TrieIndex(tdwa, term_sets, ignored, index)
     group_dwa = _group_builder(pool, term_sets, effects, has_action, ignored, lr.end_terminal, index, trie,
-                               max_nfa_nodes, max_dwa_states)
+                               max_nfa_nodes, max_dwa_states, start_of)
     if layout == "grouped":
         ticker = Ticker(progress, 0, "groups")
         groups, parts = _grouped(tdwa, group_dwa, ticker, pool)
@@ -86,12 +87,13 @@ def build_parser_dwa(layout: Layout, tdwa: TerminalDWA, lexer: LexerTables, effe
 
 def _group_builder(pool: StatePool, term_sets: list[tuple[int, ...]], effects: Sequence[EffectGraph],
                    has_action: np.ndarray, ignored: frozenset[int], end_terminal: int, index: EffectIndex,
-                   trie: TrieIndex, max_nfa_nodes: int, max_dwa_states: int) -> Callable[..., Part]:
+                   trie: TrieIndex, max_nfa_nodes: int, max_dwa_states: int,
+                   start_of: Sequence[int] | None) -> Callable[..., Part]:
     """`group_dwa(tdwa, group, max_states=max_dwa_states)`: one group's read NFA (at most
     `max_nfa_nodes` nodes), determinized into `pool`."""
     def group_dwa(tdwa: TerminalDWA, group: Group, max_states: int = max_dwa_states) -> Part:
         return pool.add_group(build_read_nfa(tdwa, term_sets, effects, has_action, ignored, end_terminal,
-                                             group, max_nfa_nodes, index, trie), max_states)
+                                             group, max_nfa_nodes, index, trie, start_of), max_states)
     return group_dwa
 
 

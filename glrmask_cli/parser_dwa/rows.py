@@ -23,7 +23,7 @@ import numpy as np
 
 from glrmask_cli.parser_dwa.determinize import NO_STATE, ParserDWA
 from glrmask_cli.progress import NO_PROGRESS, Progress, Ticker
-from glrmask_cli.terminal_dwa import NO_OUTCOME, TerminalDWA
+from glrmask_cli.terminal_dwa import NO_OUTCOME, LexerContexts, TerminalDWA
 from glrmask_runtime.tables import START
 
 
@@ -105,9 +105,11 @@ def _rows_by_position(position: np.ndarray, n_positions: int, vocab_size: int, c
     return rows
 
 
-def build_rows(dwa: ParserDWA, tdwa: TerminalDWA, progress: Progress = NO_PROGRESS) -> RowPool:
+def build_rows(dwa: ParserDWA, tdwa: TerminalDWA, progress: Progress = NO_PROGRESS,
+               contexts: LexerContexts | None = None) -> RowPool:
     """Compute R[d][q] for every DWA state and lexer state, deduplicated; `progress` counts lexer
-    states."""
+    states. `contexts`: lark's contextual lexer (a runtime close walks from the START of each
+    context the closed lexeme hands over to)."""
     n_outcomes = len(tdwa.outcomes)
     n_lexer_states = tdwa.n_lexer_states
     row_index: dict[bytes, int] = {}
@@ -171,7 +173,7 @@ def build_rows(dwa: ParserDWA, tdwa: TerminalDWA, progress: Progress = NO_PROGRE
     ticker.note(f"{len(token_rows):,} rows")
     close_offsets, close_sets, close_rows = [0], [], []
     close_roots: list[list[int]] = []
-    from_start = tdwa.outcome_row(START)
+    from_start: dict[int, np.ndarray] = {}
     for q in range(n_lexer_states):
         closes = tdwa.close_row(q)
         for term_set in np.unique(closes[closes != 0]).tolist():
@@ -179,7 +181,11 @@ def build_rows(dwa: ParserDWA, tdwa: TerminalDWA, progress: Progress = NO_PROGRE
             close_sets.append(term_set)
             close_rows.append(token_row_id(closing[tdwa.class_of_token]))
             after = np.zeros(n_outcomes + 1, dtype=bool)
-            after[from_start[closing]] = True     # NO_OUTCOME lands in the last entry
+            hand_over = (START,) if contexts is None else contexts.hand_over(q, term_set)
+            for start in hand_over:
+                if start not in from_start:
+                    from_start[start] = tdwa.outcome_row(start)
+                after[from_start[start][closing]] = True     # NO_OUTCOME lands in the last entry
             accepted = _bitset(after[:n_outcomes])
             close_roots.append([root for root in roots if future[root] & accepted])
         close_offsets.append(len(close_rows))

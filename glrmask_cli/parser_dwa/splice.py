@@ -12,6 +12,9 @@ against W (a mismatch kills the branch), the rest read the old stack, then its w
 was read, the deepest read state staying (docs/ARCHITECTURE.md, "Parser" and "Parser DWA").
 The open lexeme's terminal is not spliced: with canonical LR(1) tables (parser/lr.py) it can be
 consumed iff the top state has an action on it, so its check reads at most the top state.
+With lark's contextual lexer a trie node also names the context the rest of the token was lexed in
+(`TerminalDWA.trie_start`): an effect reaches that node only if the state it leaves on top (the
+last one written: always concrete) belongs to that context (`start_of`).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from glrmask_cli.limits import DEFAULTS
 from glrmask_cli.parser.stack_effects import ANY, EffectGraph, Reach, reach_by_top
 from glrmask_cli.parser_dwa.groups import Group, whole
 from glrmask_cli.parser_dwa.read_nfa import ReadNFA
-from glrmask_cli.terminal_dwa import FINAL_END, TerminalDWA
+from glrmask_cli.terminal_dwa import FINAL_END, NO_CHECK, TerminalDWA
 
 Written = tuple[int, ...]
 MAX_NFA_NODES = DEFAULTS.max_nfa_nodes   # the default of limit max_nfa_nodes (limits.py); the pipeline passes it
@@ -40,8 +43,10 @@ class _Splicer:
 
     def __init__(self, tdwa: TerminalDWA, term_sets: list[tuple[int, ...]], graphs: Sequence[EffectGraph],
                  has_action: np.ndarray, ignored: frozenset[int], end_terminal: int, group: Group,
-                 max_nodes: int, index: EffectIndex, trie: TrieIndex):
+                 max_nodes: int, index: EffectIndex, trie: TrieIndex, start_of: Sequence[int] | None):
         self.tdwa, self.term_sets, self.graphs, self.has_action = tdwa, term_sets, graphs, has_action
+        self.start_of = start_of
+        self.trie_start = tdwa.trie_start.tolist() if start_of is not None else None
         self.ignored, self.end_terminal, self.group, self.max_nodes = ignored, end_terminal, group, max_nodes
         self.roots_by_top = index.roots_by_top
         self.next_nodes, self.terminals_after = trie.next_nodes, trie.terminals_after
@@ -73,6 +78,10 @@ class _Splicer:
         for child in self.next_nodes[(trie_node, terminal)]:
             if not self.enters[child]:
                 continue
+            if self.start_of is not None and self.trie_start is not None and written:
+                needed = self.trie_start[child]
+                if needed != NO_CHECK and self.start_of[written[-1]] != needed:
+                    continue    # the rest of the token was lexed in another context
             kept = written
             if written:     # the rest of the token never looks deeper than this
                 visible = self.reach(child, written[-1])
@@ -94,15 +103,15 @@ class _Splicer:
 
     def expand_position(self, trie_node: int, written: Written, source: int) -> None:
         if self.counts[trie_node]:
-            for outcome_id in self.outcomes_at.get(trie_node, ()):
-                self.check_final(source, written, outcome_id)
+            for outcome_id, final in self.outcomes_at.get(trie_node, ()):
+                self.check_final(source, written, outcome_id, final)
         for terminal in self.terminals_after.get(trie_node, ()):
             if any(self.enters[child] for child in self.next_nodes[(trie_node, terminal)]):
                 self.consume(source, written, terminal, trie_node)
 
-    def check_final(self, source: int, written: Written, outcome_id: int) -> None:
-        """Accept the outcome where its open lexeme's terminal (or END) has an action on the top state."""
-        final = self.tdwa.outcomes[outcome_id].final
+    def check_final(self, source: int, written: Written, outcome_id: int, final: int) -> None:
+        """Accept the outcome where its open lexeme's terminal (or END) has an action on the top state
+        (`final`: of the outcome's path that ends at this trie node)."""
         finals = (self.end_terminal,) if final == FINAL_END else self.term_sets[final]
         accept = self.accept.get(outcome_id)
         if accept is None:
@@ -268,7 +277,8 @@ class TrieIndex:
     """What every group's splice looks up in one Terminal DWA's lexeme trie, computed once per
     Terminal DWA (the grouped layout of 1,000 keywords builds 1,000 groups):
     next_nodes[(trie node, terminal)]: the children whose closed lexeme can be that terminal;
-    terminals_after[trie node]: those terminals, sorted; outcomes_at[trie node]: its outcome ids;
+    terminals_after[trie node]: those terminals, sorted; outcomes_at[trie node]: (outcome id, final)
+    of the outcome paths that end there;
     reach(trie node, top): how many states below the top the rest of the token can look at."""
 
     def __init__(self, tdwa: TerminalDWA, term_sets: list[tuple[int, ...]], ignored: frozenset[int],
@@ -283,9 +293,10 @@ class TrieIndex:
         for node, terminal in self.next_nodes:
             after.setdefault(node, set()).add(terminal)
         self.terminals_after = {node: sorted(terminals) for node, terminals in after.items()}
-        self.outcomes_at: dict[int, list[int]] = {}
+        self.outcomes_at: dict[int, list[tuple[int, int]]] = {}   # trie node -> (outcome id, final) per path
         for outcome_id, outcome in enumerate(tdwa.outcomes):
-            self.outcomes_at.setdefault(outcome.node, []).append(outcome_id)
+            for node, final in outcome.paths:
+                self.outcomes_at.setdefault(node, []).append((outcome_id, final))
         self._ignored, self._reach_of = ignored, index.reach
         self._reach: dict[tuple[int, int], int] = {}
 
@@ -349,13 +360,15 @@ def _roots_by_top(graph: EffectGraph) -> dict[int, tuple[int, ...]]:
 def build_read_nfa(tdwa: TerminalDWA, term_sets: list[tuple[int, ...]], graphs: Sequence[EffectGraph],
                    has_action: np.ndarray, ignored: frozenset[int], end_terminal: int,
                    group: Group | None = None, max_nodes: int = MAX_NFA_NODES,
-                   index: EffectIndex | None = None, trie: TrieIndex | None = None) -> ReadNFA:
+                   index: EffectIndex | None = None, trie: TrieIndex | None = None,
+                   start_of: Sequence[int] | None = None) -> ReadNFA:
     """The read NFA of the outcomes of `group` (default: all) of the Terminal DWA (see the module
     docstring). `has_action[p, t]`: LR state p has an action on terminal t. LimitExceeded past
     `max_nodes` nodes. `index`: `EffectIndex(graphs)`, `trie`: `TrieIndex(tdwa, ...)` (pass them
-    when building many groups)."""
+    when building many groups). `start_of[p]`: the START of LR state p's context, with lark's
+    contextual lexer (None: the basic lexer, nothing to check)."""
     group = group if group is not None else whole(tdwa)[0]
     index = index if index is not None else EffectIndex(graphs)
     trie = trie if trie is not None else TrieIndex(tdwa, term_sets, ignored, index)
     return _Splicer(tdwa, term_sets, graphs, has_action, ignored, end_terminal, group, max_nodes, index,
-                    trie).run()
+                    trie, start_of).run()

@@ -15,12 +15,13 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 
+from glrmask_runtime.contextual import ContextualRecognizer, ContextualState
 from glrmask_runtime.errors import ArtifactError, TokenizerMismatch
 from glrmask_runtime.format import Container, read_container
-from glrmask_runtime.recognizer import Recognizer
+from glrmask_runtime.recognizer import AnyRecognizer, ParseState, Recognizer
 from glrmask_runtime.schema import ARTIFACT_KIND as ARTIFACT_KIND
 from glrmask_runtime.schema import optional_sections_for, sections_for
-from glrmask_runtime.tables import LexerTables, LRTables
+from glrmask_runtime.tables import START, LexerTables, LRTables
 
 if TYPE_CHECKING:
     from glrmask_runtime.matcher import Matcher
@@ -64,8 +65,21 @@ class Artifact:
         self._token_data = s["vocab.token_data"]
         self._token_cache: dict[int, bytes] = {}
         _validate_tables(self)
+        # lark's contextual lexer (format 4, both sections or neither): per LR state the START of its
+        # context; a basic-lexer artifact has one context, whose START is START.
+        self.contextual = "lr.lexer_start" in s
+        self.lexer_start: list[int] | None = s["lr.lexer_start"].tolist() if self.contextual else None
         # Error messages name terminals as the grammar wrote them ('"}"', 'STRING'), not by number.
-        self.recognizer = Recognizer(self.lexer, self.lr, self.terminal_names)
+        self.recognizer: AnyRecognizer
+        if self.contextual:
+            starts = s["lr.lexer_start"]
+            is_start = np.zeros(self.lexer.n_states, dtype=bool)
+            is_start[starts] = True
+            is_start[START] = True
+            self.recognizer = ContextualRecognizer(self.lexer, starts, s["lexer.restart"], is_start, self.lr,
+                                                   self.terminal_names)
+        else:
+            self.recognizer = Recognizer(self.lexer, self.lr, self.terminal_names)
         self.n_dwa_states = int(s["dwa.default"].shape[0])
         eager = self.n_dwa_states <= EAGER_DWA_STATES
         self.dwa_edges = _CSRDicts(s["dwa.edge_offsets"], s["dwa.edge_labels"], s["dwa.edge_targets"], eager)
@@ -141,6 +155,11 @@ class Artifact:
             allowed = self.q_roots[lexer_state]
             found = self._roots_at[key] = tuple(r for r in self.dwa_roots[top] if r in allowed)
         return found
+
+    def threads(self, state: ParseState | ContextualState) -> tuple[ParseState, ...]:
+        """The (lexer state, stacks) pairs a recognizer state holds: one for the basic lexer; with
+        the contextual lexer one per lexer state its stacks' contexts lex the output in."""
+        return state.threads if isinstance(state, ContextualState) else (state,)
 
     def token_bytes(self, token_id: int) -> bytes:
         """The token's bytes (b"" for special tokens); cached per token, since commits repeat them."""
@@ -281,6 +300,14 @@ def _validate_tables(art: Artifact) -> None:
                 _check(offsets is not None and roots is not None and offsets.shape == (n + 1,)
                        and _monotone(offsets, roots.size) and _in_range(roots, 0, n_dwa), p,
                        f"walk filter {kind}s")
+        if "lr.lexer_start" in s or "lexer.restart" in s:
+            starts, restart = s.get("lr.lexer_start"), s.get("lexer.restart")
+            _check(starts is not None and restart is not None, p, "contextual lexer: both sections or neither")
+            assert starts is not None and restart is not None
+            _check(starts.shape == (n_lr,) and restart.shape == (n_lex,) and _in_range(starts, 1, n_lex)
+                   and _in_range(restart, 0, n_lex), p, "contextual lexer sections")
+            _check(bool(np.isin(restart[restart != 0], starts).all()) and int(starts[0]) == START, p,
+                   "contextual lexer: a restart or the first state's START is not a context's START")
         if "lr.core_offsets" in s or "lr.core_text" in s:
             offsets, text = s.get("lr.core_offsets"), s.get("lr.core_text")
             _check(offsets is not None and text is not None and offsets.shape == (art.lr.n_states + 1,)

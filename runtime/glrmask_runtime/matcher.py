@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from glrmask_runtime.bitmask import NATIVE_INT32, bitmask_array
+from glrmask_runtime.contextual import ContextualState
 from glrmask_runtime.errors import InputRejected, TokenRejected
 from glrmask_runtime.glr import GSSNode
 from glrmask_runtime.recognizer import ParseState
@@ -28,6 +29,8 @@ if TYPE_CHECKING:
 
 _NO_STATE = -1
 COMBINED_MASKS = 256     # row combinations kept per artifact (`_combined`): 3 MB with cl100k's rows
+_RECENT_STACKS = 4       # sets of stacks whose walks a matcher keeps (`_walked`)
+State = ParseState | ContextualState
 
 
 class Matcher:
@@ -46,16 +49,16 @@ class Matcher:
     machine (the artifact file must be at the same path there). The replay costs one commit per step.
     """
 
-    __slots__ = ("_art", "_state", "_finished", "_history", "_replayable", "_walked_last")
+    __slots__ = ("_art", "_state", "_finished", "_history", "_replayable", "_walked_recent")
 
-    def __init__(self, artifact: Artifact, state: ParseState | None = None) -> None:
+    def __init__(self, artifact: Artifact, state: State | None = None) -> None:
         self._art = artifact
-        self._state = state if state is not None else artifact.recognizer.initial()
+        self._state: State = state if state is not None else artifact.recognizer.initial()
         self._finished = False
         # One entry per commit: (state before, finished before, what was committed).
-        self._history: list[tuple[ParseState, bool, int | bytes]] = []
+        self._history: list[tuple[State, bool, int | bytes]] = []
         self._replayable = state is None   # starts at the grammar's start: pickles as its commits
-        self._walked_last: _Walked | None = None
+        self._walked_recent: tuple[_Walked, ...] = ()
 
     def __reduce__(self) -> tuple[object, ...]:
         if not self._replayable:
@@ -115,21 +118,32 @@ class Matcher:
 
     def _walked(self, stacks: tuple[GSSNode, ...]) -> _Walked:
         """The walks' results on `stacks`, kept while the stacks stay the same object (a token that
-        closes no lexeme changes only the lexer state: most steps on code grammars)."""
-        walked = self._walked_last
-        if walked is None or walked.stacks is not stacks:
-            walked = self._walked_last = _Walked(stacks)
+        closes no lexeme changes only the lexer state: most steps on code grammars); the last few
+        sets of stacks are kept (with the contextual lexer a state may have several)."""
+        for walked in self._walked_recent:
+            if walked.stacks is stacks:
+                return walked
+        walked = _Walked(stacks)
+        self._walked_recent = (walked,) + self._walked_recent[:_RECENT_STACKS - 1]
         return walked
 
     def _mask(self) -> int | np.ndarray:
-        """The current mask: a pool row id, or the packed words of a mask computed for this step.
+        """The current mask: a pool row id, or the packed words of a mask computed for this step
+        (the OR over the threads of a contextual-lexer state)."""
+        if self._finished:
+            return 0
+        threads = self._art.threads(self._state)
+        if len(threads) == 1:
+            return self._thread_mask(threads[0])
+        return _or(self._art.rows, [self._thread_mask(thread) for thread in threads])
+
+    def _thread_mask(self, state: ParseState) -> int | np.ndarray:
+        """The mask of one (lexer state, stacks) pair.
 
         Tokens whose first byte closes the open lexeme (artifacts with the runtime-close layout) are
         decided here: close the lexeme on the real stacks, walk the DWA from START on the result and
         keep the tokens that close it that way."""
-        if self._finished:
-            return 0
-        art, state = self._art, self._state
+        art = self._art
         walked = self._walked(state.stacks)
         q = state.lexer_state
         known = walked.masks.get(q)
@@ -164,8 +178,14 @@ class Matcher:
             closed = walked.closed[set_id] = _Walked(stacks) if stacks else _NO_STACKS
         if closed is _NO_STACKS:
             return ()
-        row_map = art.row_maps[START]
-        return tuple(row for row in (row_map.get(a, 0) for a in self._accepts(closed, START, allowed)) if row)
+        if art.lexer_start is None:
+            row_map = art.row_maps[START]
+            return tuple(row for row in (row_map.get(a, 0) for a in self._accepts(closed, START, allowed)) if row)
+        rows: list[int] = []
+        for start, part in closed.by_start(art.lexer_start):   # each stack lexes on in its top's context
+            row_map = art.row_maps[start]
+            rows += [row for row in (row_map.get(a, 0) for a in self._accepts(part, start, allowed)) if row]
+        return tuple(rows)
 
     def fill_bitmask(self, bitmask: np.ndarray, index: int = 0) -> None:
         """Write the allowed tokens into row `index` of an int32 (batch, W) bitmask.
@@ -220,14 +240,15 @@ class Matcher:
         several bytes may come next), at most `limit` of them: text to commit without sampling."""
         if self._finished:
             return b""
-        recognizer = self._art.recognizer
-        lexer = self._art.lexer
+        art = self._art
+        recognizer, lexer = art.recognizer, art.lexer
         state, forced = self._state, bytearray()
         while len(forced) < limit and not recognizer.can_finish(state):
-            q = state.lexer_state
-            possible = lexer.transitions[q] != 0
-            if q != START:
-                possible |= (lexer.close_sets[q, :256] != 0) & (lexer.transitions[START] != 0)
+            possible = np.zeros(256, dtype=bool)
+            for q, _ in art.threads(state):     # bytes that extend the lexeme, or close it and start one
+                possible |= lexer.transitions[q] != 0
+                if q != START:
+                    possible |= lexer.close_sets[q, :256] != 0
             found = []
             for byte in np.flatnonzero(possible).tolist():
                 try:
@@ -282,9 +303,11 @@ class Matcher:
             self._history.append((self._state, self._finished, token_id))
             self._finished = True
             return
-        walked = self._walked_last     # the mask's closes on these stacks, if it made any
-        known = ({set_id: after.stacks for set_id, after in walked.closed.items()}
-                 if walked is not None and walked.closed and walked.stacks is self._state.stacks else None)
+        known = None                   # the mask's closes on these stacks, if it made any
+        if isinstance(self._state, ParseState):
+            walked = next((w for w in self._walked_recent if w.stacks is self._state.stacks), None)
+            if walked is not None and walked.closed:
+                known = {set_id: after.stacks for set_id, after in walked.closed.items()}
         try:
             state = art.recognizer.feed_admitted(self._state, art.token_bytes(token_id), known)
         except InputRejected as err:   # the DWA allowed it but the parser did not: a bug
@@ -340,8 +363,9 @@ class Matcher:
         return value
 
     @property
-    def parse_state(self) -> ParseState:
-        """The recognizer state (lexer state and GLR stacks) the next mask is computed from."""
+    def parse_state(self) -> State:
+        """The recognizer state the next mask is computed from: (lexer state, GLR stacks), or with
+        the contextual lexer a `ContextualState` of such pairs."""
         return self._state
 
     @property
@@ -394,7 +418,7 @@ class _Walked:
     lexeme so; per closing term set, the stacks after it and their walks (each filled as asked;
     `commit` reuses the stacks after a close the mask made)."""
 
-    __slots__ = ("stacks", "by_root", "after_close", "closed", "masks")
+    __slots__ = ("stacks", "by_root", "after_close", "closed", "masks", "_by_start")
 
     def __init__(self, stacks: tuple[GSSNode, ...]) -> None:
         self.stacks = stacks
@@ -402,6 +426,17 @@ class _Walked:
         self.by_root: dict[int, list[int]] = {}
         self.after_close: dict[tuple[int, frozenset[int]], tuple[int, ...]] = {}
         self.closed: dict[int, _Walked] = {}   # _NO_STACKS (stacks ()) where no stack takes it
+        self._by_start: tuple[tuple[int, _Walked], ...] | None = None
+
+    def by_start(self, lexer_start: list[int]) -> tuple[tuple[int, _Walked], ...]:
+        """The stacks split by the START of their top's lexer context, each part with its walks."""
+        if self._by_start is None:
+            parts: dict[int, list[GSSNode]] = {}
+            for node in self.stacks:
+                parts.setdefault(lexer_start[node.state], []).append(node)
+            self._by_start = tuple((start, self if len(parts) == 1 else _Walked(tuple(nodes)))
+                                   for start, nodes in sorted(parts.items()))
+        return self._by_start
 
 
 _NO_STACKS = _Walked(())
@@ -425,6 +460,14 @@ def _combined(art: Artifact, rows: tuple[int, ...],
             cache.clear()          # dict operations stay atomic under concurrent matchers
         cache[key] = mask
     return mask
+
+
+def _or(pool: np.ndarray, masks: list[int | np.ndarray]) -> np.ndarray:
+    """The OR of masks given as pool row ids or packed words, as a new array."""
+    out: np.ndarray = (pool[masks[0]] if isinstance(masks[0], int) else masks[0]).copy()
+    for mask in masks[1:]:
+        np.bitwise_or(out, pool[mask] if isinstance(mask, int) else mask, out=out)
+    return out
 
 
 def _union(pool: np.ndarray, rows: tuple[int, ...]) -> np.ndarray:

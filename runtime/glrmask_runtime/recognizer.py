@@ -10,7 +10,7 @@ bytes succeeds; EOS iff `can_finish`. States are immutable; a failed call change
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from glrmask_runtime.errors import InputRejected
 from glrmask_runtime.glr import GLRParser, GSSNode
@@ -23,6 +23,20 @@ class ParseState(NamedTuple):
 
     lexer_state: int
     stacks: tuple[GSSNode, ...]
+
+
+class AnyRecognizer(Protocol):
+    """What matchers use of a recognizer: `Recognizer` (states are `ParseState`s) or, for lark's
+    contextual lexer, `ContextualRecognizer` (`ContextualState`s); states are opaque here."""
+
+    def initial(self) -> Any: ...
+    def feed(self, state: Any, data: bytes) -> Any: ...
+    def feed_admitted(self, state: Any, data: bytes,
+                      first_closes: Mapping[int, tuple[GSSNode, ...]] | None = None) -> Any: ...
+    def can_finish(self, state: Any) -> bool: ...
+    def expected(self, state: Any) -> tuple[str, ...]: ...
+    def expected_on(self, stacks: tuple[GSSNode, ...]) -> tuple[str, ...]: ...
+    def close_lexeme(self, stacks: tuple[GSSNode, ...], set_id: int) -> tuple[GSSNode, ...]: ...
 
 
 class Recognizer:
@@ -42,10 +56,10 @@ class Recognizer:
         self.terminal_names = tuple(terminal_names) if terminal_names is not None else None
         ignored = frozenset(int(t) for t in lexer.ignored)
         # term-set id -> (terminals the parser shifts, whether an ignored terminal keeps the stacks)
-        self._sets: list[tuple[tuple[int, ...], bool]] = []
+        self.lexeme_action: list[tuple[tuple[int, ...], bool]] = []
         for set_id in range(lexer.n_term_sets):
             terms = lexer.term_set(set_id)
-            self._sets.append((tuple(t for t in terms if t not in ignored), any(t in ignored for t in terms)))
+            self.lexeme_action.append((tuple(t for t in terms if t not in ignored), any(t in ignored for t in terms)))
         self._viable = lexer.viable_sets.tolist()
 
     def initial(self) -> ParseState:
@@ -62,14 +76,14 @@ class Recognizer:
             stacks = self.close_lexeme(stacks, set_id)
             if not stacks:
                 start, _ = _lexeme_span(self.lexer, state.lexer_state, data, k)
-                terms = self._sets[set_id][0]
+                terms = self.lexeme_action[set_id][0]
                 raise InputRejected(start, f"unexpected {self._names(terms)} {_excerpt(data, start)}",
-                                    self._expected(_previous(self, state, data, k)))
-        if open_state != START and not self._open_viable(stacks, open_state):
+                                    self.expected_on(_previous(self, state, data, k)))
+        if open_state != START and not self.open_viable(stacks, open_state):
             start, _ = _lexeme_span(self.lexer, state.lexer_state, data, len(closed))
-            viable = self._sets[self._viable[open_state]][0]
+            viable = self.lexeme_action[self._viable[open_state]][0]
             what = f"unexpected {self._names(viable)}" if len(viable) <= 3 else "unexpected text"
-            raise InputRejected(start, f"{what} {_excerpt(data, start)}", self._expected(stacks))
+            raise InputRejected(start, f"{what} {_excerpt(data, start)}", self.expected_on(stacks))
         return ParseState(open_state, stacks)
 
     def feed_admitted(self, state: ParseState, data: bytes,
@@ -92,7 +106,7 @@ class Recognizer:
         """True iff some stack survives and the open lexeme can still become a shiftable terminal."""
         if not state.stacks:
             return False
-        return state.lexer_state == START or self._open_viable(state.stacks, state.lexer_state)
+        return state.lexer_state == START or self.open_viable(state.stacks, state.lexer_state)
 
     def can_finish(self, state: ParseState) -> bool:
         """True iff the input may end here: the open lexeme closes, is shifted, and END is accepted."""
@@ -115,7 +129,7 @@ class Recognizer:
             set_id = self.scanner.close(state.lexer_state)
             closed = self.close_lexeme(stacks, set_id) if set_id else ()
             stacks = closed or stacks
-        return self._expected(stacks)
+        return self.expected_on(stacks)
 
     # ---- internals ------------------------------------------------------------------------------
 
@@ -123,7 +137,7 @@ class Recognizer:
         """The scanner's error, unless the parser fails earlier; with what was expected there."""
         pos = error.position
         before = self.feed(state, data[:pos])   # raises the parser's (earlier) error, if any
-        expected = self._expected(before.stacks)
+        expected = self.expected_on(before.stacks)
         if before.lexer_state != START and self.lexer.close_sets[before.lexer_state, data[pos]] == 0:
             start, _ = _lexeme_span(self.lexer, state.lexer_state, data[:pos], 1 << 62)
             what = (f"the lexeme {_quote(data[start:pos])} cannot continue with {_quote(data[pos:pos + 1])}"
@@ -133,7 +147,7 @@ class Recognizer:
 
     def close_lexeme(self, stacks: tuple[GSSNode, ...], set_id: int) -> tuple[GSSNode, ...]:
         """The stacks after a lexeme of term set `set_id` (ignored terminals keep the stacks as they are)."""
-        terms, keep = self._sets[set_id]
+        terms, keep = self.lexeme_action[set_id]
         shifted = self.parser.shift(stacks, terms) if terms else ()
         if not keep:
             return shifted
@@ -141,8 +155,9 @@ class Recognizer:
             return stacks
         return tuple(dict.fromkeys(stacks + shifted))
 
-    def _open_viable(self, stacks: tuple[GSSNode, ...], lexer_state: int) -> bool:
-        terms, keep = self._sets[self._viable[lexer_state]]
+    def open_viable(self, stacks: tuple[GSSNode, ...], lexer_state: int) -> bool:
+        """True iff the lexeme open in `lexer_state` can become a terminal some stack can shift."""
+        terms, keep = self.lexeme_action[self._viable[lexer_state]]
         if keep:
             return True
         return any(self.parser.can_shift(stacks, t) for t in terms)
@@ -156,7 +171,8 @@ class Recognizer:
             return "end of input"
         return self.terminal_names[t] if self.terminal_names is not None else f"terminal {t}"
 
-    def _expected(self, stacks: tuple[GSSNode, ...]) -> tuple[str, ...]:
+    def expected_on(self, stacks: tuple[GSSNode, ...]) -> tuple[str, ...]:
+        """Names of the terminals (END included) some stack can take next."""
         if not stacks:
             return ()
         return tuple(self._name(t) for t in self.parser.expected_terminals(stacks))

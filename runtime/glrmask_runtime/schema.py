@@ -80,14 +80,23 @@ _WALK_FILTERS: Mapping[str, SectionSpec] = MappingProxyType({
 _LR_CORES: Mapping[str, SectionSpec] = MappingProxyType({
     "lr.core_offsets": _spec("<i8", 1), "lr.core_text": _spec("|u1", 1),
 })
+# Optional in format 4 and later, both or neither (an artifact built with lark's contextual lexer,
+# docs/semantics.md): lexer.restart[q], the lexer state (a context's START) that a lexeme closing
+# at q as an ignored terminal hands over to; lr.lexer_start[p], the START of LR state p's context
+# (after a lexeme, each stack lexes on from the START of its top's context). Without them the
+# lexer has one context, and START is its START.
+_CONTEXTUAL: Mapping[str, SectionSpec] = MappingProxyType({
+    "lexer.restart": _spec("<i4", 1), "lr.lexer_start": _spec("<i4", 1),
+})
 _OPTIONAL_2 = MappingProxyType({**_WALK_FILTERS, **_LR_CORES})
 OPTIONAL_BY_VERSION: Mapping[int, Mapping[str, SectionSpec]] = MappingProxyType({
-    1: MappingProxyType({}), 2: _OPTIONAL_2, 3: _OPTIONAL_2,
+    1: MappingProxyType({}), 2: _OPTIONAL_2, 3: _OPTIONAL_2, 4: MappingProxyType({**_OPTIONAL_2, **_CONTEXTUAL}),
 })
 SECTIONS_BY_VERSION: Mapping[int, Mapping[str, SectionSpec]] = MappingProxyType({
     1: MappingProxyType({"dwa.row_by_lexer_state": _spec("<i4", 2)}),
     2: _GROUPED,
     3: _GROUPED,   # format 3 changed the file header only
+    4: _GROUPED,   # format 4 added optional sections only
 })
 
 

@@ -405,9 +405,10 @@ def test_damaged_file_rejected_even_with_its_good_expansion_cached(workdir):
 # ---------------------------------------------------------------- a real artifact through load()
 
 
-@pytest.fixture(scope="module")
-def json_parts():
-    """Metadata and sections of json.lark compiled for a tiny byte-level vocabulary (0.3 s)."""
+@pytest.fixture(scope="module", params=["basic", "contextual"])
+def json_parts(request):
+    """Metadata and sections of json.lark compiled for a tiny byte-level vocabulary (0.3 s), with
+    either lexer (the contextual one adds format 4's lexer.restart and lr.lexer_start)."""
     from pathlib import Path
 
     from glrmask_cli.pipeline import artifact_metadata, artifact_sections, compile_grammar
@@ -417,7 +418,7 @@ def json_parts():
     vocab = Vocabulary.from_tokens("tiny", [bytes([b]) for b in range(256)] + extra + [b""],
                                    eos_ids=[256 + len(extra)])
     grammar = Path(__file__).resolve().parents[2] / "grammars" / "json.lark"
-    compiled = compile_grammar(grammar, tokenizer=vocab)
+    compiled = compile_grammar(grammar, tokenizer=vocab, lexer=request.param)
     return artifact_metadata(compiled), artifact_sections(compiled)
 
 

@@ -12,6 +12,7 @@ from glrmask_cli.parser.stack_effects import ANY, EffectGraph, StackEffect
 from glrmask_cli.parser_dwa.determinize import determinize
 from glrmask_cli.parser_dwa.splice import build_read_nfa
 from glrmask_cli.terminal_dwa import FINAL_END, Outcome, TerminalDWA
+from glrmask_runtime.tables import START
 from tests.support.dwa_walk import walk
 
 B, C, P, R, S, U = 10, 11, 12, 13, 14, 15
@@ -81,7 +82,8 @@ def make_tdwa(path_list):
         outcome = Outcome(node, FINAL_END if final < 0 else final)
         if outcome not in outcomes:
             outcomes.append(outcome)
-    return TerminalDWA(np.array(parent), np.array(tset), tuple(outcomes), np.zeros(0, np.int32), 0,
+    return TerminalDWA(np.array(parent), np.array(tset), np.full(len(parent), START), tuple(outcomes),
+                       np.zeros(0, np.int32), 0,
                        np.zeros(2, np.int64), np.zeros((0, 257), np.int32), np.zeros(1, np.int64), (),
                        np.zeros((0, 0), np.int32), np.zeros(0, np.int32))
 

@@ -16,21 +16,29 @@ from glrmask_runtime.schema import (
     sections_for,
 )
 
+CONTEXTUAL_ONLY = ("lexer.restart", "lr.lexer_start")   # written for `--lexer contextual` only
+
+
+@pytest.fixture(scope="module", params=["basic", "contextual"])
+def lexer(request):
+    return request.param
+
 
 @pytest.fixture(scope="module")
-def sections():
-    return artifact_sections(built(JSON_GRAMMAR, "small-gpt2").compiled)
+def sections(lexer):
+    return artifact_sections(built(JSON_GRAMMAR, "small-gpt2", lexer=lexer).compiled)
 
 
-def test_writer_output_is_exactly_the_schema_the_loader_checks(sections):
-    """The compiler writes every section of its format, the optional walk filters included."""
+def test_writer_output_is_exactly_the_schema_the_loader_checks(sections, lexer):
+    """The compiler writes every section of its format, the optional walk filters included, and
+    the contextual lexer's sections exactly when it is built with that lexer."""
     every = {**sections_for(FORMAT_VERSION), **optional_sections_for(FORMAT_VERSION)}
-    schema = {name: every[name] for name in sorted(every)}
+    schema = {name: every[name] for name in sorted(every) if lexer == "contextual" or name not in CONTEXTUAL_ONLY}
     assert list(sections) == list(schema)
     for name, array in sections.items():
         assert (array.dtype, array.ndim) == (schema[name].dtype, schema[name].ndim), name
         assert array.flags.c_contiguous
-    loaded = built(JSON_GRAMMAR, "small-gpt2").artifact.container.sections
+    loaded = built(JSON_GRAMMAR, "small-gpt2", lexer=lexer).artifact.container.sections
     assert {name: (a.dtype, a.ndim) for name, a in loaded.items()} == {
         name: (spec.dtype, spec.ndim) for name, spec in schema.items()}
 
