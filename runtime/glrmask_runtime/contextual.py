@@ -45,14 +45,7 @@ class ContextualRecognizer:
 
     def feed(self, state: ContextualState, data: bytes) -> ContextualState:
         """The state after `data`; InputRejected (position = offset in `data`) if no completion exists."""
-        threads = state.threads
-        for pos, byte in enumerate(data):
-            stepped: list[ParseState] = []
-            for thread in threads:
-                stepped += self._step(thread, byte)
-            if not stepped:
-                raise InputRejected(pos, f"unexpected {_show(data, pos)}", self._expected_of(threads))
-            threads = _merge(stepped)
+        threads = self._run(state.threads, data)
         viable = tuple(t for t in threads if self._thread_viable(t))
         if not viable:
             raise InputRejected(max(0, len(data) - 1), "the open lexeme cannot become a terminal that may come next",
@@ -61,8 +54,39 @@ class ContextualRecognizer:
 
     def feed_admitted(self, state: ContextualState, data: bytes,
                       first_closes: Mapping[int, tuple[GSSNode, ...]] | None = None) -> ContextualState:
-        """`feed` (the basic recognizer's shortcuts for admitted tokens are not taken here)."""
-        return self.feed(state, data)
+        """`feed` for bytes the mask already admitted (one token's): a single thread left is viable,
+        since the mask allowed the token, so only several are checked (`first_closes` is the basic
+        recognizer's shortcut, not used here)."""
+        threads = self._run(state.threads, data)
+        if len(threads) > 1:
+            threads = tuple(t for t in threads if self._thread_viable(t))
+        return ContextualState(threads)
+
+    def _run(self, threads: tuple[ParseState, ...], data: bytes) -> tuple[ParseState, ...]:
+        """The threads after `data`, before the open lexeme's viability; InputRejected if none is left."""
+        trans = self.trans
+        pos = 0
+        while pos < len(data):
+            if len(threads) == 1:     # one thread: run its DFA up to the next lexeme boundary
+                q, stacks = threads[0]
+                start = pos
+                row = trans[q]
+                while pos < len(data) and row[data[pos]]:
+                    q = row[data[pos]]
+                    row = trans[q]
+                    pos += 1
+                if pos > start:
+                    threads = (ParseState(q, stacks),)
+                    continue
+            byte = data[pos]
+            stepped: list[ParseState] = []
+            for thread in threads:
+                stepped += self._step(thread, byte)
+            if not stepped:
+                raise InputRejected(pos, f"unexpected {_show(data, pos)}", self._expected_of(threads))
+            threads = _merge(stepped)
+            pos += 1
+        return threads
 
     def is_viable(self, state: ContextualState) -> bool:
         return any(thread.stacks and self._thread_viable(thread) for thread in state.threads)
@@ -134,10 +158,14 @@ class ContextualRecognizer:
 
 
 def _merge(threads: list[ParseState]) -> tuple[ParseState, ...]:
-    merged: dict[int, dict[GSSNode, None]] = {}
+    """Threads at the same lexer state as one; a thread alone keeps its stacks object (a matcher
+    keeps the walks on stacks that stay the same object)."""
+    by_state: dict[int, list[ParseState]] = {}
     for thread in threads:
-        merged.setdefault(thread.lexer_state, {}).update(dict.fromkeys(thread.stacks))
-    return tuple(ParseState(q, tuple(nodes)) for q, nodes in merged.items())
+        by_state.setdefault(thread.lexer_state, []).append(thread)
+    return tuple(group[0] if len(group) == 1 else
+                 ParseState(q, tuple(dict.fromkeys(node for t in group for node in t.stacks)))
+                 for q, group in by_state.items())
 
 
 def _show(data: bytes, pos: int) -> str:
