@@ -25,6 +25,7 @@ from glrmask_cli import __version__
 from glrmask_cli.errors import LimitExceeded, TokenizerError
 from glrmask_cli.grammar import GrammarSpec, load_grammar
 from glrmask_cli.lexer.contextual import ContextualLexer, LexerKind, build_contextual_lexer
+from glrmask_cli.lexer.contextual import unproduced_warnings as contextual_unproduced
 from glrmask_cli.lexer.scanner import LexerBuild, boundary_warnings, build_lexer
 from glrmask_cli.limits import DEFAULTS, BuildLimits
 from glrmask_cli.output import write_output
@@ -149,10 +150,11 @@ def compile_grammar(grammar_path: str | os.PathLike, *, tokenizer: str | Vocabul
     tables = front.contextual.tables if front.contextual is not None else lexer_build.tables
     contexts = lexer_contexts(front.contextual, lr) if front.contextual is not None else None
     with stages.stage("stack effects"):
-        # The lexer's warnings are the basic lexer's: a terminal it never produces, or a boundary it
-        # cannot decide, may be fine in every context of the contextual one, so those builds get none.
-        warnings = () if front.contextual is not None else lexer_build.warnings + tuple(
-            boundary_warnings(lexer_build.tables, grammar.terminals, terminal_followers(lr)))
+        # The boundary warnings are the basic lexer's (a boundary one byte cannot decide there may never
+        # meet in a context of the contextual one), so contextual builds get only their own unproduced ones.
+        warnings = tuple(contextual_unproduced(front.contextual, grammar.terminals)) if front.contextual is not None \
+            else lexer_build.warnings + tuple(boundary_warnings(lexer_build.tables, grammar.terminals,
+                                                                terminal_followers(lr)))
         effects = build_effect_graphs(lr, limits.max_effect_graph_nodes, progress)
         read_depth = max_read_depth(effects)
         if read_depth > limits.max_read_depth:

@@ -82,6 +82,16 @@ def build_contextual_lexer(terminals: Sequence[TerminalSpec], ignore: Sequence[s
     return combine_contexts(lexers, np.asarray(context_of, dtype=np.int64), ignored)
 
 
+def unproduced_warnings(contextual: ContextualLexer, terminals: Sequence[TerminalSpec]) -> list[str]:
+    """Terminals no context's lexer ever closes a lexeme as (rules that use them never apply)."""
+    tables = contextual.tables
+    produced = {t for s in np.unique(tables.close_sets).tolist() for t in tables.term_set(int(s))}
+    ignored = set(tables.ignored.tolist())
+    return [f"terminal {terminals[t].display} is never produced: in every parser state that takes it, lark's "
+            "contextual lexer reads its texts as another terminal or as part of a longer lexeme"
+            for t in range(len(terminals)) if t not in produced and t not in ignored]
+
+
 def combine_contexts(lexers: Sequence[LexerTables], context_of: np.ndarray, ignored: frozenset[int]) -> ContextualLexer:
     """The lexers (context c = lexers[c]) as one DFA, states with equal futures merged."""
     term_sets: dict[tuple[int, ...], int] = {(): 0}

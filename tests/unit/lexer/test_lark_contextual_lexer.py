@@ -78,3 +78,17 @@ def test_check_takes_the_lexer_option(tmp_path):
     assert runner.invoke(cli, ["check", str(grammar), str(document)]).exit_code == 1
     result = runner.invoke(cli, ["check", "--lexer", "contextual", str(grammar), str(document)])
     assert result.exit_code == 0 and result.output.endswith(": ok\n"), result.output
+
+
+def test_contextual_build_warns_only_about_terminals_no_context_produces(tmp_path):
+    """pep508-like: NAME and EXTRA share a pattern; lark's basic lexer never produces NAME, the
+    contextual one does where EXTRA cannot come. A terminal shadowed in its only context still warns."""
+    from glrmask_cli.pipeline import compile_grammar
+
+    path = tmp_path / "g.lark"
+    path.write_text('start: NAME "[" EXTRA "]" | "@" (SHADOWED | OTHER)\nEXTRA: /[a-z]+/\nNAME: /[a-z]+/\n'
+                    'SHADOWED: /[0-9]+/\nOTHER: /[0-9]+/\n')
+    basic = compile_grammar(path, tokenizer="gpt2")
+    contextual = compile_grammar(path, tokenizer="gpt2", lexer="contextual")
+    assert any("NAME is never produced" in w for w in basic.lexer_warnings)
+    assert [w.split(" is never")[0] for w in contextual.lexer_warnings] == ["terminal SHADOWED"]
