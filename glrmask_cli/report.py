@@ -27,7 +27,7 @@ def artifact_report(art: Artifact) -> dict[str, Any]:
         | {"terminals": len(m["grammar"]["terminals"]), "ignore": m["grammar"]["ignore"]},
         "tokenizer": m["tokenizer"] | {"eos_ids": list(art.eos_token_ids)},
         "lexer": {"kind": m["lexer"].get("kind", "basic"), "states": m["lexer"]["n_states"],
-                  "warnings": m["lexer"]["warnings"]},
+                  "contexts": m["lexer"].get("n_contexts", 1), "warnings": m["lexer"]["warnings"]},
         "parser": {"lr_states": m["parser"]["n_states"], "conflicts": m["parser"]["conflicts"],
                    "rules": m["parser"]["n_rules"], "max_read_depth": m["parser"]["max_read_depth"],
                    "normalization_rewrites": m["parser"]["rewrites"]},
@@ -172,7 +172,8 @@ def format_report(report: dict[str, Any]) -> str:
         f"              {g['terminals']} terminals, ignoring {', '.join(g['ignore']) or 'nothing'}",
         f"tokenizer     {t['name']} vocab={t['vocab_size']} eos={t['eos_ids'] or 'none'} "
         f"fingerprint={t['fingerprint']}",
-        f"lexer         lark's {lx['kind']} lexer, {lx['states']} states, {len(lx['warnings'])} warnings",
+        f"lexer         lark's {lx['kind']} lexer, {lx['states']} states"
+        + (f" ({lx['contexts']} contexts)" if lx["contexts"] > 1 else "") + f", {len(lx['warnings'])} warnings",
         *[f"              warning: {w}" for w in lx["warnings"]],
         f"parser        {p['lr_states']} LR states, {p['conflicts']} conflicts, {p['rules']} rules, "
         f"max read depth {p['max_read_depth']}",

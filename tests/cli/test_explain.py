@@ -2,7 +2,7 @@
 
 Consistency with the runtime: the trace's walks and closes, combined as the matcher combines them,
 give exactly `mask()` at every sampled state (json, and lark.lark in the grouped layout with runtime
-closes and several groups); `--why` says allowed exactly when the mask does, names a walk or close
+closes and several groups, with either lexer); `--why` says allowed exactly when the mask does, names a walk or close
 whose row has the token, and for a masked token a place where the recognizer also rejects it."""
 
 from __future__ import annotations
@@ -22,8 +22,9 @@ from glrmask_cli.cli import cli
 from glrmask_cli.limits import BuildLimits
 from glrmask_runtime.errors import InputRejected
 
-CASES = {"json": (JSON_GRAMMAR, "auto", json_documents),
-         "lark-grouped": (LARK_GRAMMARS / "lark.lark", "grouped", lark_documents)}
+CASES = {"json": (JSON_GRAMMAR, "auto", json_documents, "basic"),
+         "lark-grouped": (LARK_GRAMMARS / "lark.lark", "grouped", lark_documents, "basic"),
+         "lark-grouped-contextual": (LARK_GRAMMARS / "lark.lark", "grouped", lark_documents, "contextual")}
 
 
 def _mask_from_trace(art, walked) -> np.ndarray:
@@ -42,8 +43,8 @@ def _mask_from_trace(art, walked) -> np.ndarray:
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_trace_and_why_agree_with_the_mask(case):
-    grammar, layout, documents = CASES[case]
-    b = built(grammar, "small-gpt2", layout=layout, limits=BuildLimits(max_merged_states=0))
+    grammar, layout, documents, lexer = CASES[case]
+    b = built(grammar, "small-gpt2", layout=layout, limits=BuildLimits(max_merged_states=0), lexer=lexer)
     art = b.artifact
     rng = random.Random(3)
     checked = closes = 0
@@ -67,7 +68,7 @@ def test_trace_and_why_agree_with_the_mask(case):
                 assert answer["rejected_at_byte"] == info.value.position
             checked += 1
     assert checked > 20
-    if case == "lark-grouped":
+    if layout == "grouped":
         assert closes > 0
 
 
