@@ -130,7 +130,8 @@ def run_pair(w: Workload, tokenizer: str, docs: list, engines: list[str], args) 
     job = {"workload": w.name, "tokenizer": spec.to_job(), "warmup_docs": args.warmup, "replays": args.replays,
            "budget_s": args.budget, "warm_max_s": args.warm_max,
            "artifact_dir": str(REPO / ".cache" / "bench" / "artifacts"),
-           "grammar": {"path": str(w.grammar_path), "start": w.start, "lark": w.peer_lark(), "outlines": w.outlines,
+           "grammar": {"path": str(w.grammar_path), "start": w.start, "lexer": w.lexer, "lark": w.peer_lark(),
+                       "outlines": w.outlines,
                        "xgrammar_builtin_json": w.xgrammar_builtin_json},
            "documents": [{"id": d.doc_id, "tokens": encode(tokenizer, d.text)} for d in docs]}
     out = {}

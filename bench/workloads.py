@@ -94,6 +94,7 @@ class Workload:
     outlines: dict | None = None
     notes: tuple[str, ...] = field(default=())
     peer_rewrites: tuple[tuple[str, str], ...] = ()      # (old, new): same language, peer-readable
+    lexer: str = "contextual"     # GLRMask's --lexer: the lexer the grammar's owner gives lark
 
     @property
     def grammar_path(self) -> Path:
@@ -266,7 +267,7 @@ def keyword_workload(n: int) -> Workload:
     return Workload(f"keywords{n}", functools.partial(keyword_grammar_file, n),
                     functools.partial(_keyword_documents, n),
                     notes=(f"grammar: devtools/keyword_grammar.py, {n} keywords in 4 contexts, seed {SEED}; "
-                           f"{KEYWORD_DOCS} generated sentences lark (LALR, basic lexer) accepts",))
+                           f"{KEYWORD_DOCS} generated sentences lark (LALR, basic lexer) accepts",), lexer="basic")
 
 
 def _shared_file(*parts: str) -> Callable[[], Path]:
@@ -278,7 +279,7 @@ WORKLOADS: dict[str, Workload] = {
                      outlines=OUTLINES_JSON),
     "sql": Workload("sql", syncode_sql_grammar, _spider,
                     notes=("grammar: syncode 0.4.16 sql.lark (PyPI sdist, devtools.data)",),
-                    peer_rewrites=SQL_STRING_PEER),
+                    peer_rewrites=SQL_STRING_PEER, lexer="basic"),   # syncode: lalr, basic lexer
     "verilog": Workload("verilog", _shared_file("grammars", "lark-1.3.1-sdist", "verilog.lark"), _verilog,
                         notes=(f"netlists up to {VERILOG_MAX_BYTES} bytes that lark (LALR) parses",),
                         # a C comment without the lookahead (the classic form)
@@ -292,15 +293,15 @@ WORKLOADS: dict[str, Workload] = {
                    notes=(f"grammar: syncode 0.4.16 go.lark; {GO_DOCS} top-level functions of Debian "
                           "golang-1.19-src 1.19.8-2 (`package p` + the function) that lark accepts with syncode's "
                           "options (LALR, basic lexer)",),
-                   peer_rewrites=GO_STRING_PEER),
+                   peer_rewrites=GO_STRING_PEER, lexer="basic"),
     "java": Workload("java", lambda: syncode_grammar("java.lark"), _java,
                      notes=(f"grammar: syncode 0.4.16 java.lark; {JAVA_DOCS} java.base files of Debian "
                             "openjdk-17-source 17.0.19+10-1~deb12u2 (license comment removed, up to "
                             f"{code_documents.JAVA_MAX_BYTES} bytes) that lark accepts with syncode's options",),
-                     peer_rewrites=JAVA_PEER),
+                     peer_rewrites=JAVA_PEER, lexer="basic"),
     "latex": Workload("latex", sympy_latex_grammar, _latex, start="latex_string",
                       notes=("grammar: sympy 1.14.0 latex.lark from latex_string; the sympy test strings its own "
-                             "Earley parser accepts (../shared/corpora/latex)",)),
+                             "Earley parser accepts (../shared/corpora/latex)",), lexer="basic"),   # Earley
     "keywords1000": keyword_workload(1000),
     "keywords3000": keyword_workload(3000),
 }

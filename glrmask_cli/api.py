@@ -26,7 +26,7 @@ from typing import Any
 
 import glrmask_runtime
 from glrmask_cli import build_cache
-from glrmask_cli.lexer.contextual import LexerKind
+from glrmask_cli.lexer_option import DEFAULT_LEXER, LexerKind
 from glrmask_cli.limits import DEFAULTS, BuildLimits
 from glrmask_cli.output import write_output
 from glrmask_cli.parser_dwa.layout import Layout
@@ -71,7 +71,7 @@ class GrammarArtifact:
 
 def compile_grammar(grammar: str | os.PathLike[str], *, tokenizer: Any = "gpt2", start: str | None = None,
                     eos_tokens: Sequence[str] = (), vocab_size: int | None = None,
-                    tokenizer_pattern: str | None = None, layout: Layout = "auto", lexer: LexerKind = "basic",
+                    tokenizer_pattern: str | None = None, layout: Layout = "auto", lexer: LexerKind = DEFAULT_LEXER,
                     limits: BuildLimits = DEFAULTS, use_cache: bool = True,
                     progress: Progress = NO_PROGRESS) -> GrammarArtifact:
     """Build (or fetch from the build cache) the artifact for `grammar` and `tokenizer`.

@@ -42,7 +42,7 @@ def compiler_fingerprint() -> str:
 
 
 def build_key(grammar: GrammarSpec, fingerprint: str, eos_ids: tuple[int, ...], layout: str,
-              limits: BuildLimits, lexer: str = "basic") -> str:
+              limits: BuildLimits, lexer: str) -> str:
     content = {
         "grammar": {"name": grammar.name, "sha256": grammar.sha256, "start": grammar.start,
                     "terminals": [[t.name, t.value, sorted(t.flags), t.priority, t.is_literal, t.display]

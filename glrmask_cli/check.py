@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, Sequence
 
 from glrmask_cli.grammar import GrammarSpec
+from glrmask_cli.lexer_option import DEFAULT_LEXER, LexerKind
 from glrmask_cli.limits import DEFAULTS, BuildLimits
 from glrmask_cli.pipeline import compile_front_end
 from glrmask_runtime.contextual import ContextualRecognizer
@@ -79,7 +80,7 @@ class Checker:
 
 
 def load_checker(grammar_path: str | os.PathLike, start: str | None = None,
-                 limits: BuildLimits = DEFAULTS, lexer: str = "basic") -> Checker:
+                 limits: BuildLimits = DEFAULTS, lexer: LexerKind = DEFAULT_LEXER) -> Checker:
     """Compile `grammar_path` up to the LR tables (GrammarError/LimitExceeded on a bad grammar);
     `lexer="contextual"` also builds lark's contextual lexer (docs/semantics.md)."""
     if lexer not in ("basic", "contextual"):

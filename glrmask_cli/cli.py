@@ -16,6 +16,7 @@ import traceback
 import click
 
 from glrmask_cli import __version__
+from glrmask_cli.lexer_option import DEFAULT_LEXER, LEXER_KINDS
 from glrmask_runtime.errors import GLRMaskError
 
 EXIT_USER_ERROR = 1
@@ -103,10 +104,10 @@ def _limits_option(func):
               show_default=True, help="Parser DWA layout (docs/ARCHITECTURE.md); auto: the first that fits.")
 @click.option("--vocab-size", type=click.IntRange(min=1), default=None,
               help="Pad the vocabulary to this many ids (a model's logits); the extra ids are never allowed.")
-@click.option("--lexer", type=click.Choice(["basic", "contextual"]), default="basic", show_default=True,
-              help="lark's lexer= option the masks follow: basic (one lexer for the whole grammar) or "
+@click.option("--lexer", type=click.Choice(LEXER_KINDS), default=DEFAULT_LEXER, show_default=True,
+              help="lark's lexer= option the masks follow, as the grammar's owner gives it to lark: "
                    "contextual (per parser state, only the terminals it accepts; lark's default for "
-                   "parser='lalr'). docs/semantics.md.")
+                   "parser='lalr') or basic (one lexer for the whole grammar). docs/semantics.md.")
 @_limits_option
 @click.option("--no-cache", is_flag=True, help="Build even if the build cache holds this artifact, and do not "
               "store it (the cache: $GLRMASK_CACHE_DIR/builds, else ~/.cache/glrmask/builds).")
@@ -317,9 +318,9 @@ def _encoder_for(art):
 @click.argument("grammar", type=click.Path(exists=True, dir_okay=False))
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--start", default=None, help="Start rule [default: start].")
-@click.option("--lexer", type=click.Choice(["basic", "contextual"]), default="basic", show_default=True,
-              help="basic: lark's basic lexer; contextual: lark's contextual lexer (its default for "
-                   "parser='lalr'), per parser state (docs/semantics.md).")
+@click.option("--lexer", type=click.Choice(LEXER_KINDS), default=DEFAULT_LEXER, show_default=True,
+              help="contextual: lark's contextual lexer (its default for parser='lalr'), per parser "
+                   "state; basic: lark's basic lexer (docs/semantics.md).")
 @_limits_option
 @user_errors
 def check_command(grammar, files, start, lexer, limits) -> None:

@@ -24,9 +24,10 @@ import numpy as np
 from glrmask_cli import __version__
 from glrmask_cli.errors import LimitExceeded, TokenizerError
 from glrmask_cli.grammar import GrammarSpec, load_grammar
-from glrmask_cli.lexer.contextual import ContextualLexer, LexerKind, build_contextual_lexer
+from glrmask_cli.lexer.contextual import ContextualLexer, build_contextual_lexer
 from glrmask_cli.lexer.contextual import unproduced_warnings as contextual_unproduced
 from glrmask_cli.lexer.scanner import LexerBuild, boundary_warnings, build_lexer
+from glrmask_cli.lexer_option import DEFAULT_LEXER, LexerKind
 from glrmask_cli.limits import DEFAULTS, BuildLimits
 from glrmask_cli.output import write_output
 from glrmask_cli.parser.cfg import build_cfg
@@ -138,7 +139,7 @@ def compile_grammar(grammar_path: str | os.PathLike, *, tokenizer: str | Vocabul
                     start: str | None = None, eos_tokens: Sequence[str] = (),
                     tokenizer_pattern: str | None = None, layout: Layout = "auto",
                     limits: BuildLimits = DEFAULTS, progress: Progress = NO_PROGRESS,
-                    grammar: GrammarSpec | None = None, lexer: LexerKind = "basic") -> Compiled:
+                    grammar: GrammarSpec | None = None, lexer: LexerKind = DEFAULT_LEXER) -> Compiled:
     """Run every stage up to the row pool (LimitExceeded names the limit that was hit). `grammar`:
     the first stage's result, if already loaded (`load_grammar_stage`); `lexer`: lark's basic or
     contextual lexer (docs/semantics.md)."""
@@ -307,7 +308,7 @@ def build_artifact(grammar_path: str | os.PathLike, out_path: str | os.PathLike 
                    tokenizer: str | Vocabulary = "gpt2", start: str | None = None,
                    eos_tokens: Sequence[str] = (), tokenizer_pattern: str | None = None,
                    layout: Layout = "auto", limits: BuildLimits = DEFAULTS,
-                   progress: Progress = NO_PROGRESS, lexer: LexerKind = "basic") -> BuildResult:
+                   progress: Progress = NO_PROGRESS, lexer: LexerKind = DEFAULT_LEXER) -> BuildResult:
     """Compile and write the artifact (default: `default_output`; `-`: standard output)."""
     began = time.perf_counter()
     compiled = compile_grammar(grammar_path, tokenizer=tokenizer, start=start, eos_tokens=eos_tokens,

@@ -58,7 +58,8 @@ def _build(job: dict, out: Path):
     spec = job["tokenizer"]
     return build_artifact(job["grammar"]["path"], out, tokenizer=spec["file"],
                           tokenizer_pattern=spec["pattern"], start=job["grammar"].get("start"),
-                          eos_tokens=[str(e) for e in spec["eos_ids"]], progress=_StageLines())
+                          eos_tokens=[str(e) for e in spec["eos_ids"]], lexer=job["grammar"].get("lexer", "contextual"),
+                          progress=_StageLines())
 
 
 class Engine:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 
@@ -29,9 +28,6 @@ from glrmask_cli.lexer.dfa import ByteDFA, moore_partition
 from glrmask_cli.lexer.scanner import build_lexer
 from glrmask_cli.limits import DEFAULTS, BuildLimits
 from glrmask_runtime.tables import DEAD, START, LexerTables, LRTables
-
-LexerKind = Literal["basic", "contextual"]   # lark's `lexer=` option for an LALR parser
-LEXER_KINDS: tuple[LexerKind, ...] = ("basic", "contextual")
 
 
 @dataclass(frozen=True)
