@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from glrmask_cli.grammar import TerminalSpec
-from glrmask_cli.lexer.dfa import ByteDFA, moore_partition
+from glrmask_cli.lexer.dfa import ByteDFA, moore_partition, renumber
 from glrmask_cli.lexer.scanner import build_lexer
 from glrmask_cli.limits import DEFAULTS, BuildLimits
 from glrmask_runtime.tables import DEAD, START, LexerTables, LRTables
@@ -109,7 +109,7 @@ def combine_contexts(lexers: Sequence[LexerTables], context_of: np.ndarray, igno
         offset += lexer.n_states - 1
     trans, labels = np.concatenate(trans_parts), np.concatenate(label_parts)
     block = moore_partition(trans, np.unique(labels, axis=0, return_inverse=True)[1].ravel())
-    new_trans, new_id = _quotient(trans, block, starts)
+    new_trans, new_id = renumber(trans, block, starts)   # context 0's START becomes START
     n = new_trans.shape[0]
     first = np.full(n, -1, np.int64)      # one old state per new state (every state is reachable)
     first[new_id[::-1]] = np.arange(len(new_id))[::-1]
@@ -123,26 +123,3 @@ def combine_contexts(lexers: Sequence[LexerTables], context_of: np.ndarray, igno
     restart = np.where(merged[:, 259] > 0, start_ids[np.maximum(merged[:, 259] - 1, 0)], DEAD)
     return ContextualLexer(tables, start_ids, start_ids[context_of], restart.astype(np.int64),
                            merged[:, 258].astype(bool))
-
-
-def _quotient(trans: np.ndarray, block: np.ndarray, starts: list[int]) -> tuple[np.ndarray, np.ndarray]:
-    """The quotient DFA, numbered DEAD = 0, then the contexts' STARTs in order, then breadth-first
-    in byte order (so context 0's START is START); and each old state's new id."""
-    n_blocks = int(block.max()) + 1
-    rep = np.zeros(n_blocks, np.int64)
-    rep[block[::-1]] = np.arange(len(block))[::-1]
-    qtrans = block[trans[rep]]
-    new_id = np.full(n_blocks, -1, np.int64)
-    order: list[int] = []
-    for b in [int(block[DEAD])] + [int(block[s]) for s in starts]:
-        if new_id[b] < 0:
-            new_id[b] = len(order)
-            order.append(b)
-    i = 1
-    while i < len(order):
-        for t in qtrans[order[i]].tolist():
-            if new_id[t] < 0:
-                new_id[t] = len(order)
-                order.append(t)
-        i += 1
-    return new_id[qtrans[np.asarray(order)]].astype(np.int32), new_id[block]

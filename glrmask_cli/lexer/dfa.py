@@ -10,6 +10,7 @@ Conventions: state 0 = DEAD, state 1 = START. Limit: `max_states` per terminal (
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -244,8 +245,9 @@ def moore_partition(trans: np.ndarray, labels: np.ndarray) -> np.ndarray:
         block, n_blocks = new_block, count
 
 
-def renumber(trans: np.ndarray, block: np.ndarray, start: int) -> tuple[np.ndarray, np.ndarray]:
-    """Quotient by `block`, numbered DEAD=0, START=1, then breadth-first in byte order.
+def renumber(trans: np.ndarray, block: np.ndarray, starts: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Quotient by `block`, numbered DEAD=0, then the blocks of `starts` in order (the first is
+    START), then breadth-first in byte order.
 
     Returns (new transitions, new id of each old state's block; -1 for unreachable ones)."""
     n_blocks = int(block.max()) + 1
@@ -253,9 +255,11 @@ def renumber(trans: np.ndarray, block: np.ndarray, start: int) -> tuple[np.ndarr
     rep[block[::-1]] = np.arange(len(block))[::-1]      # first old state of each block
     qtrans = block[trans[rep]]
     new_id = np.full(n_blocks, -1, np.int64)
-    new_id[block[DEAD]] = DEAD
-    order = [block[DEAD], block[start]]
-    new_id[block[start]] = START
+    order: list[int] = []
+    for b in [int(block[DEAD])] + [int(block[s]) for s in starts]:
+        if new_id[b] < 0:
+            new_id[b] = len(order)
+            order.append(b)
     i = 1
     while i < len(order):
         for t in qtrans[order[i]].tolist():
@@ -273,7 +277,7 @@ def minimize(dfa: ByteDFA) -> ByteDFA:
     if not dfa.close.any():
         return ByteDFA(np.zeros((2, 256), np.int32), np.zeros((2, 257), bool))
     block = moore_partition(dfa.trans, np.unique(dfa.close, axis=0, return_inverse=True)[1].ravel())
-    trans, ids = renumber(dfa.trans, block, START)
+    trans, ids = renumber(dfa.trans, block, [START])
     close = np.zeros((trans.shape[0], 257), bool)
     keep = ids >= 0
     close[ids[keep]] = dfa.close[keep]

@@ -80,7 +80,7 @@ def build_lexer(terminals: Sequence[TerminalSpec], ignore: Sequence[str],
     trans, states = combo.determinize()
     close_ids = combo.close_labels(states)
     block = moore_partition(trans, np.unique(close_ids, axis=0, return_inverse=True)[1].ravel())
-    new_trans, ids = renumber(trans, block, START)
+    new_trans, ids = renumber(trans, block, [START])
     keep = ids >= 0
     close_sets = np.zeros((new_trans.shape[0], 257), np.int32)
     close_sets[ids[keep]] = close_ids[keep]
