@@ -36,7 +36,7 @@ def trace(art: Artifact, matcher: Matcher) -> dict[str, Any]:
             after = art.recognizer.close_lexeme(stacks, set_id)
             closes.append({"closes_as": _terms(art, set_id), "set_id": set_id, "closing_tokens_row": closing_row,
                            "stacks_after": len(after),
-                           "walks": [w for start, part in _by_start(art, after)
+                           "walks": [w for start, part in art.split_by_start(after)
                                      for w in _walks(art, part, start, allowed)]})
     rows = {w["row"] for w in walks if w["row"]} | {w["row"] for c in closes for w in c["walks"] if w["row"]}
     q = threads[0].lexer_state
@@ -46,18 +46,6 @@ def trace(art: Artifact, matcher: Matcher) -> dict[str, Any]:
             "closes": closes,
             "cost": {"walks": len(walks) + sum(len(c["walks"]) for c in closes), "runtime_closes": len(closes),
                      "rows_combined": len(rows) + len(closes)}}
-
-
-def _by_start(art: Artifact, stacks: tuple[GSSNode, ...]) -> list[tuple[int, tuple[GSSNode, ...]]]:
-    """The stacks after a close, by the START the rest is lexed from (their top's context's)."""
-    if not stacks:
-        return []
-    if art.lexer_start is None:
-        return [(START, stacks)]
-    parts: dict[int, list[GSSNode]] = {}
-    for node in stacks:
-        parts.setdefault(art.lexer_start[node.state], []).append(node)
-    return [(start, tuple(nodes)) for start, nodes in sorted(parts.items())]
 
 
 def why(art: Artifact, matcher: Matcher, token_id: int) -> dict[str, Any]:

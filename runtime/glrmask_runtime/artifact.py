@@ -18,6 +18,7 @@ import numpy as np
 from glrmask_runtime.contextual import ContextualRecognizer, ContextualState
 from glrmask_runtime.errors import ArtifactError, TokenizerMismatch
 from glrmask_runtime.format import Container, read_container
+from glrmask_runtime.glr import GSSNode
 from glrmask_runtime.recognizer import AnyRecognizer, ParseState, Recognizer
 from glrmask_runtime.schema import ARTIFACT_KIND as ARTIFACT_KIND
 from glrmask_runtime.schema import optional_sections_for, sections_for
@@ -160,6 +161,16 @@ class Artifact:
         """The (lexer state, stacks) pairs a recognizer state holds: one for the basic lexer; with
         the contextual lexer one per lexer state its stacks' contexts lex the output in."""
         return state.threads if isinstance(state, ContextualState) else (state,)
+
+    def split_by_start(self, stacks: tuple[GSSNode, ...]) -> list[tuple[int, tuple[GSSNode, ...]]]:
+        """`stacks` by the START their tops' lexer contexts lex from, sorted (one part, START, for
+        the basic lexer): what a runtime close hands to the walks."""
+        if self.lexer_start is None:
+            return [(START, stacks)] if stacks else []
+        parts: dict[int, list[GSSNode]] = {}
+        for node in stacks:
+            parts.setdefault(self.lexer_start[node.state], []).append(node)
+        return [(start, tuple(nodes)) for start, nodes in sorted(parts.items())]
 
     def token_bytes(self, token_id: int) -> bytes:
         """The token's bytes (b"" for special tokens); cached per token, since commits repeat them."""

@@ -132,10 +132,12 @@ class Matcher:
         (the OR over the threads of a contextual-lexer state)."""
         if self._finished:
             return 0
-        threads = self._art.threads(self._state)
-        if len(threads) == 1:
-            return self._thread_mask(threads[0])
-        return _or(self._art.rows, [self._thread_mask(thread) for thread in threads])
+        state = self._state
+        if isinstance(state, ParseState):      # the basic lexer: one thread, the state itself
+            return self._thread_mask(state)
+        if len(state.threads) == 1:
+            return self._thread_mask(state.threads[0])
+        return _or(self._art.rows, [self._thread_mask(thread) for thread in state.threads])
 
     def _thread_mask(self, state: ParseState) -> int | np.ndarray:
         """The mask of one (lexer state, stacks) pair.
@@ -182,7 +184,7 @@ class Matcher:
             row_map = art.row_maps[START]
             return tuple(row for row in (row_map.get(a, 0) for a in self._accepts(closed, START, allowed)) if row)
         rows: list[int] = []
-        for start, part in closed.by_start(art.lexer_start):   # each stack lexes on in its top's context
+        for start, part in closed.by_start(art):   # each stack lexes on in its top's context
             row_map = art.row_maps[start]
             rows += [row for row in (row_map.get(a, 0) for a in self._accepts(part, start, allowed)) if row]
         return tuple(rows)
@@ -428,14 +430,12 @@ class _Walked:
         self.closed: dict[int, _Walked] = {}   # _NO_STACKS (stacks ()) where no stack takes it
         self._by_start: tuple[tuple[int, _Walked], ...] | None = None
 
-    def by_start(self, lexer_start: list[int]) -> tuple[tuple[int, _Walked], ...]:
-        """The stacks split by the START of their top's lexer context, each part with its walks."""
+    def by_start(self, art: Artifact) -> tuple[tuple[int, _Walked], ...]:
+        """The stacks split by the START of their top's lexer context (`Artifact.split_by_start`),
+        each part with its walks."""
         if self._by_start is None:
-            parts: dict[int, list[GSSNode]] = {}
-            for node in self.stacks:
-                parts.setdefault(lexer_start[node.state], []).append(node)
-            self._by_start = tuple((start, self if len(parts) == 1 else _Walked(tuple(nodes)))
-                                   for start, nodes in sorted(parts.items()))
+            parts = art.split_by_start(self.stacks)
+            self._by_start = tuple((start, self if len(parts) == 1 else _Walked(nodes)) for start, nodes in parts)
         return self._by_start
 
 

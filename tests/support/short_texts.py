@@ -20,3 +20,9 @@ def short_texts(alphabet: str, max_length: int) -> Iterator[str]:
 
 def disagreements(judge: lark.Lark, checker: Checker, texts: Iterable[str]) -> list[str]:
     return [t for t in texts if lark_parses(judge, t) != checker.check_bytes(t.encode()).ok]
+
+
+def assert_lark_verdicts(judge: lark.Lark, checker: Checker, texts: Iterable[str]) -> None:
+    """Every text gets the judge's verdict from the checker."""
+    differ = disagreements(judge, checker, texts)
+    assert differ == [], f"{len(differ)} texts differ from lark, e.g. {differ[:5]}"
