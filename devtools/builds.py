@@ -16,6 +16,7 @@ from pathlib import Path
 
 import glrmask_runtime
 from devtools.data import REPO_ROOT, lark_grammars_dir
+from glrmask_cli.lexer_option import DEFAULT_LEXER, LexerKind
 from glrmask_cli.limits import DEFAULTS, BuildLimits
 from glrmask_cli.pipeline import Compiled, build_artifact
 from glrmask_cli.vocab.registry import load_vocabulary
@@ -46,7 +47,7 @@ def vocabulary(spec: str) -> Vocabulary:
 
 @functools.lru_cache(maxsize=None)
 def built(grammar: str | os.PathLike, tokenizer: str = "gpt2", start: str | None = None,
-          layout: str = "auto", limits: BuildLimits = DEFAULTS, lexer: str = "basic") -> Built:
+          layout: str = "auto", limits: BuildLimits = DEFAULTS, lexer: LexerKind = DEFAULT_LEXER) -> Built:
     """The grammar built and loaded, once per argument set (the limits are part of the key)."""
     vocab = vocabulary(tokenizer)
     # same stem, other file or other limits: another artifact

@@ -2,12 +2,11 @@
 
 Light on purpose (the CLI builds its options from it before importing the compiler): the values
 and the one default of the CLI, the Python API, `glrmask check` and the pipeline. docs/semantics.md
-says what each one means. The default is the basic lexer for now; lark's own for `parser="lalr"` is
-the contextual one (docs/NOTES.md: what switching it needs).
+says what each one means. The default is lark's own for `parser="lalr"`: the contextual lexer.
 """
 
 from typing import Literal
 
 LexerKind = Literal["basic", "contextual"]
 LEXER_KINDS: tuple[LexerKind, ...] = ("basic", "contextual")
-DEFAULT_LEXER: LexerKind = "basic"
+DEFAULT_LEXER: LexerKind = "contextual"

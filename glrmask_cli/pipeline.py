@@ -46,8 +46,9 @@ from glrmask_runtime.format import encode_container
 from glrmask_runtime.tables import LexerTables, LRTables
 
 # The stages in order, as `Progress.stage` and `Compiled.timings` name them.
-STAGES = ("grammar", "lexer", "parser", "stack effects", "vocabulary", "terminal DWA", "parser DWA", "rows",
-          "artifact")
+# "lexer contexts" (lark's contextual lexer, which needs the parser's states) only with --lexer contextual.
+STAGES = ("grammar", "lexer", "parser", "lexer contexts", "stack effects", "vocabulary", "terminal DWA",
+          "parser DWA", "rows", "artifact")
 
 
 @dataclass
@@ -130,7 +131,7 @@ def compile_front_end(grammar_path: str | os.PathLike, *, start: str | None = No
         lr = build_lr(normalized)
     per_state = None
     if contextual:
-        with stages.stage("lexer"):
+        with stages.stage("lexer contexts"):
             per_state = build_contextual_lexer(grammar.terminals, grammar.ignore, lr.tables, lr.kernels, where, limits)
     return FrontEnd(grammar, lexer, normalized, lr, per_state)
 
@@ -151,11 +152,12 @@ def compile_grammar(grammar_path: str | os.PathLike, *, tokenizer: str | Vocabul
     tables = front.contextual.tables if front.contextual is not None else lexer_build.tables
     contexts = lexer_contexts(front.contextual, lr) if front.contextual is not None else None
     with stages.stage("stack effects"):
-        # The boundary warnings are the basic lexer's (a boundary one byte cannot decide there may never
-        # meet in a context of the contextual one), so contextual builds get only their own unproduced ones.
-        warnings = tuple(contextual_unproduced(front.contextual, grammar.terminals)) if front.contextual is not None \
-            else lexer_build.warnings + tuple(boundary_warnings(lexer_build.tables, grammar.terminals,
-                                                                terminal_followers(lr)))
+        followers = terminal_followers(lr)
+        if front.contextual is not None and contexts is not None:
+            warnings = tuple(contextual_unproduced(front.contextual, grammar.terminals)) + tuple(boundary_warnings(
+                tables, grammar.terminals, followers, contexts.hand_over, front.contextual.starts.tolist()))
+        else:
+            warnings = lexer_build.warnings + tuple(boundary_warnings(tables, grammar.terminals, followers))
         effects = build_effect_graphs(lr, limits.max_effect_graph_nodes, progress)
         read_depth = max_read_depth(effects)
         if read_depth > limits.max_read_depth:

@@ -84,9 +84,10 @@ def mask_cost(art: Artifact) -> dict[str, Any]:
 
     A mask walks the Parser DWA down the stack once per root the top's LR state lists (`dwa.roots`)
     that can give a row at the lexer state (`dwa.q_roots`); at a lexer state with runtime closes it
-    then, per close, closes the open lexeme on the stacks and walks again from START (once per root
-    of each new top that can accept one of the closing tokens, `rows.close_roots`), and ANDs those
-    rows with the closing tokens' row. So, per stack path:
+    then, per close, closes the open lexeme on the stacks and walks again from START (from the START
+    of the new top's context with the contextual lexer; once per root of each new top that can accept
+    one of the closing tokens, `rows.close_roots`), and ANDs those rows with the closing tokens' row.
+    So, per stack path (of each contextual thread):
     - max_walk_depth: the longest path from a walk root in the (acyclic) DWA: the most DWA steps,
       i.e. stack states consumed, of one walk (a walk reads at most one state more, where it stops);
     - max_roots_per_lr_state: walks from one top at one lexer state; max_runtime_closes: closes at
@@ -110,8 +111,11 @@ def mask_cost(art: Artifact) -> dict[str, Any]:
 
     listed = members(art.dwa_roots)                         # LR state x root
     at_lexer_state = (members(art.q_roots) @ listed.T).max(axis=1, initial=0)   # lexer state -> most walks from a top
-    close_sets = [allowed & art.q_roots[START] for closes in art.closes for _, _, allowed in closes]
-    per_close = (members(close_sets) @ listed.T).max(axis=1, initial=0) if close_sets else np.zeros(0)
+    # after a close, a path's top p walks from its context's START (START with the basic lexer)
+    start_of = art.lexer_start if art.lexer_start is not None else np.full(art.lr.n_states, START)
+    walkable = listed * members(art.q_roots)[np.asarray(start_of)]        # LR state x root
+    close_sets = [allowed for closes in art.closes for _, _, allowed in closes]
+    per_close = (members(close_sets) @ walkable.T).max(axis=1, initial=0) if close_sets else np.zeros(0)
     walks, rows = [], []
     j = 0
     for q, closes in enumerate(art.closes):

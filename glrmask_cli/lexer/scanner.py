@@ -307,14 +307,17 @@ def _shortest_match(dfa: ByteDFA) -> bytes:
 
 
 def boundary_warnings(tables: LexerTables, terminals: Sequence[TerminalSpec],
-                      followers: Callable[[int], set[int]]) -> list[str]:
+                      followers: Callable[[int], set[int]],
+                      hand_over: Callable[[int, int], Sequence[int]] = lambda state, term_set: (START,),
+                      starts: Sequence[int] = (START,)) -> list[str]:
     """Lexeme boundaries one byte of lookahead cannot decide, where the grammar lets them occur.
 
     After a complete lexeme of terminal A, a byte that continues some longer lexeme is always read
     as that continuation (longest match, no backtracking). If the continuation can die before it is
     complete, and the byte can also start a terminal B that may follow A (`followers(A)`, or an
-    ignored terminal), input with B right after A is rejected there: one warning per (A, B), with
-    the shortest example text of A.
+    ignored terminal) in a lexer the lexeme hands over to (`hand_over(state, close set)`: the
+    STARTs of the next contexts; the basic lexer's is START), input with B right after A is rejected
+    there: one warning per (A, B), with the shortest example text of A from one of `starts`.
     """
     names = [t.display for t in terminals]
     trans, close = tables.transitions, tables.close_sets
@@ -324,18 +327,21 @@ def boundary_warnings(tables: LexerTables, terminals: Sequence[TerminalSpec],
     starts_char[:0x80] = starts_char[0xC2:0xF5] = True
     dead_unaccepted = ((trans == DEAD) & (close[:, :256] == 0))[:, starts_char].any(axis=1)
     dead_unaccepted[DEAD] = False
-    example = _shortest_texts(trans)
+    example = _shortest_texts(trans, starts)
     found: dict[tuple[int, int], tuple[bytes, int, int]] = {}
     for s in np.nonzero((close != 0).any(axis=1))[0].tolist():
-        ascii_next = trans[s][:0x80]
-        for c in np.nonzero(dead_unaccepted[ascii_next] & (trans[START][:0x80] != DEAD))[0].tolist():
-            starting = set(tables.term_set(int(tables.viable_sets[trans[START][c]])))
-            done = {t for byte in range(257) for t in tables.term_set(int(close[s, byte]))}
-            for a in sorted(done):
-                for b in sorted(starting & (followers(a) | ignored)):
-                    candidate = (example.get(s, b""), c, int(trans[s][c]))
-                    if (a, b) not in found or len(candidate[0]) < len(found[a, b][0]):
-                        found[a, b] = candidate
+        if s not in example:
+            continue   # no context reaches it
+        dying = dead_unaccepted[trans[s][:0x80]]
+        for term_set in np.unique(close[s][close[s] != 0]).tolist():
+            for start in hand_over(s, term_set):
+                for c in np.nonzero(dying & (trans[start][:0x80] != DEAD))[0].tolist():
+                    starting = set(tables.term_set(int(tables.viable_sets[trans[start][c]])))
+                    for a in tables.term_set(term_set):
+                        for b in sorted(starting & (followers(a) | ignored)):
+                            candidate = (example[s], c, int(trans[s][c]))
+                            if (a, b) not in found or len(candidate[0]) < len(found[a, b][0]):
+                                found[a, b] = candidate
     return [f"terminal {names[a]} followed by {names[b]}: one byte of lookahead cannot decide the lexeme "
             f"boundary (after {names[a]} {_show(text)}, {_show(bytes([c]))} is read as the continuation of a "
             f"longer {' or '.join(names[t] for t in tables.term_set(int(tables.viable_sets[longer])))}, never as "
@@ -343,11 +349,12 @@ def boundary_warnings(tables: LexerTables, terminals: Sequence[TerminalSpec],
             for (a, b), (text, c, longer) in sorted(found.items())]
 
 
-def _shortest_texts(trans: np.ndarray) -> dict[int, bytes]:
-    """A shortest byte string from START to each state, preferring printable ASCII (breadth first)."""
+def _shortest_texts(trans: np.ndarray, starts: Sequence[int] = (START,)) -> dict[int, bytes]:
+    """A shortest byte string from one of `starts` to each state it reaches, preferring printable
+    ASCII (breadth first)."""
     order = list(range(0x20, 0x7F)) + [b for b in range(256) if not 0x20 <= b < 0x7F]
-    texts = {START: b""}
-    frontier = [START]
+    texts = {int(start): b"" for start in starts}
+    frontier = list(texts)
     while frontier:
         following = []
         for s in frontier:

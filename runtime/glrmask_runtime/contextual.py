@@ -20,7 +20,7 @@ import numpy as np
 
 from glrmask_runtime.errors import InputRejected
 from glrmask_runtime.glr import GSSNode
-from glrmask_runtime.recognizer import ParseState, Recognizer
+from glrmask_runtime.recognizer import ParseState, Recognizer, excerpt, quote
 from glrmask_runtime.tables import DEAD, END_OF_INPUT, LexerTables, LRTables
 
 
@@ -39,6 +39,7 @@ class ContextualRecognizer:
         self.start_of: list[int] = start_of.tolist()
         self.restart: list[int] = restart.tolist()
         self.is_start: list[bool] = is_start.tolist()
+        self.starts: list[int] = np.flatnonzero(is_start).tolist()
 
     def initial(self) -> ContextualState:
         return ContextualState(self._start(self.parser.initial(), None))
@@ -83,7 +84,7 @@ class ContextualRecognizer:
             for thread in threads:
                 stepped += self._step(thread, byte)
             if not stepped:
-                raise InputRejected(pos, f"unexpected {_show(data, pos)}", self._expected_of(threads))
+                raise InputRejected(pos, self._unexpected(threads, data, pos), self._expected_after(threads, byte))
             threads = _merge(stepped)
             pos += 1
         return threads
@@ -108,7 +109,8 @@ class ContextualRecognizer:
         return any(self.is_start[t.lexer_state] or self.close[t.lexer_state][END_OF_INPUT] for t in state.threads)
 
     def expected(self, state: ContextualState) -> tuple[str, ...]:
-        return self._expected_of(state.threads)
+        """What may come next: after each thread's open lexeme where it can end here (as `Recognizer`'s)."""
+        return self._expected_after(state.threads, END_OF_INPUT)
 
     def expected_on(self, stacks: tuple[GSSNode, ...]) -> tuple[str, ...]:
         """Names of the terminals (END included) some stack can take next."""
@@ -150,8 +152,36 @@ class ContextualRecognizer:
                 out += self._start(shifted, byte)
         return out
 
+    def _unexpected(self, threads: Sequence[ParseState], data: bytes, pos: int) -> str:
+        """What failed at `pos`. Where a lexeme would start there, the terminal another context reads
+        (as lark's contextual lexer names the token its basic lexer of all terminals finds)."""
+        byte = data[pos]
+        if not all(self.is_start[q] or self.close[q][byte] for q, _ in threads):
+            return (f"an open lexeme cannot continue with {quote(data[pos:pos + 1])} and is not a complete "
+                    "terminal")
+        longest, names = 0, ""
+        for start in self.starts:
+            q, end = start, pos
+            while end < len(data) and self.trans[q][data[end]]:
+                q = self.trans[q][data[end]]
+                end += 1
+            set_id = self.close[q][data[end] if end < len(data) else END_OF_INPUT] if end > pos else 0
+            terms = self.basic.lexeme_action[set_id][0] if set_id else ()
+            if terms and end - pos > longest:
+                longest, names = end - pos, self.basic.names(terms)
+        return f"unexpected {names} {excerpt(data, pos)}" if names else f"no terminal starts {excerpt(data, pos)}"
+
     def _thread_viable(self, thread: ParseState) -> bool:
         return self.is_start[thread.lexer_state] or self.basic.open_viable(thread.stacks, thread.lexer_state)
+
+    def _expected_after(self, threads: Sequence[ParseState], column: int) -> tuple[str, ...]:
+        """What may come next after each thread's open lexeme, where it closes on `column` (a byte or
+        END_OF_INPUT) and can be shifted; else before it."""
+        after = []
+        for q, stacks in threads:
+            set_id = 0 if self.is_start[q] else self.close[q][column]
+            after.append(ParseState(q, (self.close_lexeme(stacks, set_id) if set_id else ()) or stacks))
+        return self._expected_of(after)
 
     def _expected_of(self, threads: Sequence[ParseState]) -> tuple[str, ...]:
         return self.basic.expected_on(tuple(dict.fromkeys(node for t in threads for node in t.stacks)))
@@ -166,7 +196,3 @@ def _merge(threads: list[ParseState]) -> tuple[ParseState, ...]:
     return tuple(group[0] if len(group) == 1 else
                  ParseState(q, tuple(dict.fromkeys(node for t in group for node in t.stacks)))
                  for q, group in by_state.items())
-
-
-def _show(data: bytes, pos: int) -> str:
-    return repr(data[pos:pos + 12].decode("utf-8", "backslashreplace"))

@@ -77,13 +77,13 @@ class Recognizer:
             if not stacks:
                 start, _ = _lexeme_span(self.lexer, state.lexer_state, data, k)
                 terms = self.lexeme_action[set_id][0]
-                raise InputRejected(start, f"unexpected {self._names(terms)} {_excerpt(data, start)}",
+                raise InputRejected(start, f"unexpected {self.names(terms)} {excerpt(data, start)}",
                                     self.expected_on(_previous(self, state, data, k)))
         if open_state != START and not self.open_viable(stacks, open_state):
             start, _ = _lexeme_span(self.lexer, state.lexer_state, data, len(closed))
             viable = self.lexeme_action[self._viable[open_state]][0]
-            what = f"unexpected {self._names(viable)}" if len(viable) <= 3 else "unexpected text"
-            raise InputRejected(start, f"{what} {_excerpt(data, start)}", self.expected_on(stacks))
+            what = f"unexpected {self.names(viable)}" if len(viable) <= 3 else "unexpected text"
+            raise InputRejected(start, f"{what} {excerpt(data, start)}", self.expected_on(stacks))
         return ParseState(open_state, stacks)
 
     def feed_admitted(self, state: ParseState, data: bytes,
@@ -140,10 +140,10 @@ class Recognizer:
         expected = self.expected_on(before.stacks)
         if before.lexer_state != START and self.lexer.close_sets[before.lexer_state, data[pos]] == 0:
             start, _ = _lexeme_span(self.lexer, state.lexer_state, data[:pos], 1 << 62)
-            what = (f"the lexeme {_quote(data[start:pos])} cannot continue with {_quote(data[pos:pos + 1])}"
+            what = (f"the lexeme {quote(data[start:pos])} cannot continue with {quote(data[pos:pos + 1])}"
                     " and is not a complete terminal")
             return InputRejected(pos, what, expected)
-        return InputRejected(pos, f"no terminal starts {_excerpt(data, pos)}", expected)
+        return InputRejected(pos, f"no terminal starts {excerpt(data, pos)}", expected)
 
     def close_lexeme(self, stacks: tuple[GSSNode, ...], set_id: int) -> tuple[GSSNode, ...]:
         """The stacks after a lexeme of term set `set_id` (ignored terminals keep the stacks as they are)."""
@@ -162,7 +162,7 @@ class Recognizer:
             return True
         return any(self.parser.can_shift(stacks, t) for t in terms)
 
-    def _names(self, terms: Sequence[int]) -> str:
+    def names(self, terms: Sequence[int]) -> str:
         names = [self._name(t) for t in terms]
         return names[0] if len(names) == 1 else "one of " + ", ".join(names)
 
@@ -203,15 +203,15 @@ def _lexeme_span(lexer: LexerTables, lexer_state: int, data: bytes, k: int) -> t
     return start, len(data)
 
 
-def _excerpt(data: bytes, pos: int, width: int = 24) -> str:
+def excerpt(data: bytes, pos: int, width: int = 24) -> str:
     """`at "text..."`: a short quoted excerpt of `data` from byte `pos`."""
     if pos >= len(data):
         return "at end of input"
     more = "..." if pos + width < len(data) else ""
-    return f"at {_quote(data[pos:pos + width])}{more}"
+    return f"at {quote(data[pos:pos + width])}{more}"
 
 
-def _quote(chunk: bytes) -> str:
+def quote(chunk: bytes) -> str:
     """Bytes as a double-quoted string: printable text as is, the rest escaped (invalid UTF-8 as \\xNN)."""
     out = []
     for c in chunk.decode("utf-8", errors="surrogateescape"):

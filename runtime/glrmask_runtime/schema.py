@@ -71,7 +71,7 @@ _GROUPED: Mapping[str, SectionSpec] = MappingProxyType({
 # roots whose walks can give a non-empty row at lexer state q are dwa.q_roots[dwa.q_root_offsets[q]:
 # dwa.q_root_offsets[q + 1]], and those whose walks from START can accept a closing token of runtime
 # close j are rows.close_roots[rows.close_root_offsets[j]:rows.close_root_offsets[j + 1]].
-_WALK_FILTERS: Mapping[str, SectionSpec] = MappingProxyType({
+WALK_FILTERS: Mapping[str, SectionSpec] = MappingProxyType({
     "dwa.q_root_offsets": _spec("<i4", 1), "dwa.q_roots": _spec("<i4", 1),
     "rows.close_root_offsets": _spec("<i4", 1), "rows.close_roots": _spec("<i4", 1),
 })
@@ -88,7 +88,7 @@ _LR_CORES: Mapping[str, SectionSpec] = MappingProxyType({
 _CONTEXTUAL: Mapping[str, SectionSpec] = MappingProxyType({
     "lexer.restart": _spec("<i4", 1), "lr.lexer_start": _spec("<i4", 1),
 })
-_OPTIONAL_2 = MappingProxyType({**_WALK_FILTERS, **_LR_CORES})
+_OPTIONAL_2 = MappingProxyType({**WALK_FILTERS, **_LR_CORES})
 OPTIONAL_BY_VERSION: Mapping[int, Mapping[str, SectionSpec]] = MappingProxyType({
     1: MappingProxyType({}), 2: _OPTIONAL_2, 3: _OPTIONAL_2, 4: MappingProxyType({**_OPTIONAL_2, **_CONTEXTUAL}),
 })

@@ -71,9 +71,9 @@ def test_walk_filters_skip_only_walks_that_give_nothing(name):
     a runtime close) change no mask: the same artifact loaded without them walks every root."""
     b = grouped(name)
     art = b.artifact
-    optional = glrmask_runtime.schema.optional_sections_for(art.container.format_version)
+    filters = glrmask_runtime.schema.WALK_FILTERS
     bare = glrmask_runtime.artifact.Artifact(dataclasses.replace(
-        art.container, sections={k: v for k, v in art.container.sections.items() if k not in optional}))
+        art.container, sections={k: v for k, v in art.container.sections.items() if k not in filters}))
     assert any(len(art.roots_at(q, p)) < len(bare.roots_at(q, p))
                for q in range(art.lexer.n_states) for p in range(art.lr.n_states))
     for matcher in sampled_states(b, CASES[name][1](), 100, seed=15):
@@ -137,17 +137,18 @@ def test_groups_too_large_are_split_by_their_next_lexeme(monkeypatch, tmp_path):
     """A group too large to build is split by its next lexeme, again if its parts are too (here the
     first-lexeme group whose deeper tokens the sampled states allow most is declared too large, and
     so is every splittable part of it). The masks stay exact, and the states do allow tokens of the
-    split-off groups."""
+    split-off groups. Basic lexer: a runtime close then hands over to START alone, which
+    `_deeper_tokens_allowed` reads."""
     from glrmask_cli.parser_dwa import groups as G
     from glrmask_cli.pipeline import build_artifact
 
-    b = built(CASES["lark"][0], "gpt2", layout="runtime-close")     # gpt2: many tokens of several lexemes
+    b = built(CASES["lark"][0], "gpt2", layout="runtime-close", lexer="basic")   # gpt2: tokens of several lexemes
     tdwa = b.compiled.terminal_dwa
     ((first, _),) = _deeper_tokens_allowed(tdwa, sampled_states(b, lark_documents(), 150, seed=13)).most_common(1)
     _declare_too_large(monkeypatch, lambda tdwa, group: any(G.first_lexeme_of(tdwa, node) == first
                                                             for node in group.subtrees))
     result = build_artifact(CASES["lark"][0], tmp_path / "split.glrm", tokenizer=b.vocab, layout="grouped",
-                            limits=APART)
+                            limits=APART, lexer="basic")
     groups = result.compiled.parser_dwa.groups
     depths = [len(tdwa.lexeme_sequence(node)) for group in groups for node in group.subtrees]
     assert max(depths) >= 3                      # split twice
@@ -183,8 +184,9 @@ def test_a_union_too_large_is_halved_until_it_fits(monkeypatch, tmp_path):
     def at_most_three(self, roots, max_states):
         if len(roots) > 3:
             raise LimitExceeded("max_dwa_states", max_states, "parser DWA union", "test: too many groups")
+        union = real(self, roots, max_states)   # may itself be too large (twice the parts' states)
         runs.append(len(roots))
-        return real(self, roots, max_states)
+        return union
 
     monkeypatch.setattr(StatePool, "add_union", at_most_three)
     apart = grouped("lark").artifact.metadata["dwa"]["n_groups"]

@@ -23,7 +23,6 @@ from glrmask_cli.limits import BuildLimits
 from glrmask_cli.pipeline import build_artifact
 from glrmask_cli.report import mask_cost
 from glrmask_cli.vocab.vocabulary import Vocabulary
-from glrmask_runtime.tables import START
 
 NO_STATE = -1
 
@@ -67,17 +66,24 @@ def _walk_rows(art, lexer_state: int, stacks, cost: Cost, allowed=None) -> list[
 
 def brute_cost(art, matcher) -> Cost:
     """The mask of `matcher` recomputed walk by walk, with what it cost; checked against the matcher."""
-    state = matcher._state
     cost = Cost([], 0, 0, 0, 0)
-    rows = _walk_rows(art, state.lexer_state, state.stacks, cost)
-    mask = np.bitwise_or.reduce(art.rows[rows], axis=0)
-    cost.rows = len(rows)
-    for set_id, closing, allowed in art.closes[state.lexer_state]:
-        stacks = art.recognizer.close_lexeme(state.stacks, set_id)
-        if stacks:
-            after = _walk_rows(art, START, stacks, cost, allowed)
-            mask = mask | (art.rows[closing] & np.bitwise_or.reduce(art.rows[after], axis=0))
-            cost.rows += 1 + len(after)
+    mask = np.zeros(art.rows.shape[1], art.rows.dtype)
+    paths = 0
+    for lexer_state, stacks in art.threads(matcher._state):     # the contextual lexer's threads, OR-ed
+        cost.paths = 0
+        rows = _walk_rows(art, lexer_state, stacks, cost)
+        mask = mask | np.bitwise_or.reduce(art.rows[rows], axis=0)
+        cost.rows += len(rows)
+        for set_id, closing, allowed in art.closes[lexer_state]:
+            closed = art.recognizer.close_lexeme(stacks, set_id)
+            # each stack lexes on from its top's context's START (START alone with the basic lexer)
+            after = [row for start, part in art.split_by_start(closed)
+                     for row in _walk_rows(art, start, part, cost, allowed)]
+            if closed:
+                mask = mask | (art.rows[closing] & np.bitwise_or.reduce(art.rows[after], axis=0))
+                cost.rows += 1 + len(after)
+        paths += cost.paths
+    cost.paths = paths                    # the claims are per path of each thread
     expected = np.zeros((1, art.rows.shape[1]), dtype=np.int32)
     matcher.fill_bitmask(expected)
     assert np.array_equal(mask.view(np.int32), expected[0]), "the brute-force walk is not the matcher's"
@@ -149,7 +155,8 @@ def test_depth_is_tight_on_a_grammar_whose_stacks_are_enumerated(tmp_path):
     deepest, todo, seen = 0, deque([(art.matcher(), 0)]), set()
     while todo:
         matcher, n = todo.popleft()
-        key = (matcher._state.lexer_state, tuple(_paths(matcher._state.stacks[0])))
+        key = tuple((q, tuple(path for node in stacks for path in _paths(node)))
+                    for q, stacks in art.threads(matcher._state))
         if key in seen:
             continue
         seen.add(key)

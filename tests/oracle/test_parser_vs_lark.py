@@ -32,6 +32,8 @@ from devtools.lark_judge import lark_parses
 from devtools.stress import STRESS, stdlib_expressions, stress_sentences
 from glrmask_cli.check import Checker, load_checker
 from glrmask_cli.parser.cfg import build_cfg
+from glrmask_runtime.contextual import ContextualRecognizer
+from glrmask_runtime.errors import InputRejected
 
 SUITE = REPO_ROOT / "tests" / "data" / "JSONTestSuite"
 
@@ -45,11 +47,16 @@ lark_accepts = lark_parses
 
 
 def lexeme_judge_agrees(ch: Checker, data: bytes, ours: bool) -> bool:
-    """Does lark's Earley parser, on OUR lexeme sequence, reach our verdict? (scanner-independent check)"""
+    """Does lark's Earley parser, on OUR lexeme sequence, reach our verdict? (scanner-independent check)
+
+    With the contextual lexer the lexemes depend on the parse, so the one class left is checked by
+    its reason: we reject where an open lexeme cannot continue (no backtracking, docs/semantics.md)."""
     r = ch.recognizer
+    if isinstance(r, ContextualRecognizer):
+        return not ours and "cannot continue" in ch.check_bytes(data).reason
     try:
         closed, open_state = r.scanner.scan(1, data)
-    except Exception:
+    except InputRejected:
         return not ours          # our scanner rejected the text: nothing for the parser to judge
     sets = [r.lexer.term_set(s) for s in closed]
     if open_state != 1:
@@ -190,8 +197,9 @@ def test_spider_sql_matches_lark_labels_and_mutations(limit):
         if expected:
             for m in _mutations(query, rng, 3):
                 agree.check(m)
-    # named difference: lark's contextual lexer reads a misplaced keyword ("AS") as a CNAME
-    assert len(agree.lexing) <= agree.same // 10, agree.lexing[:5]
+    # lark's own (contextual) lexer: measured 0 differences of 309 mutations with limit=100; what
+    # could remain is the no-backtracking class, which lexeme_judge_agrees confirms
+    assert len(agree.lexing) <= agree.same // 100, agree.lexing[:5]
 
 
 @pytest.mark.parametrize("max_size", [2000, pytest.param(10**9, marks=pytest.mark.slow)])
@@ -245,8 +253,9 @@ def test_python_eval_input_onstdlib_expressions(n):
         assert ch.check_bytes(e).ok == lark_accepts(lk, e), e
         for m in _mutations(e, rng, 1):
             agree.check(m)
-    # named difference: contextual lexing (a keyword where only a NAME fits)
-    assert len(agree.lexing) <= agree.same // 10, agree.lexing[:5]
+    # lark's own (contextual) lexer: measured 0 differences with n=150; what could remain is the
+    # no-backtracking class (`0else`: `0e` opens a FLOAT_NUMBER), which lexeme_judge_agrees confirms
+    assert len(agree.lexing) <= agree.same // 100, agree.lexing[:5]
 
 
 def test_latex_matches_lark_basic_lexer_except_backtracking():
@@ -259,7 +268,7 @@ def test_latex_matches_lark_basic_lexer_except_backtracking():
     MULTI_LETTER_SYMBOL); that class is counted in docs/semantics.md, not here.
     """
     data = json.loads(corpus_path("latex/sympy_latex_strings.json").read_text())
-    ch = checker(str(sympy_latex_grammar()), "latex_string")
+    ch = load_checker(str(sympy_latex_grammar()), "latex_string", lexer="basic")
     judge = Lark.open(str(sympy_latex_grammar()), parser="earley", lexer="basic", start="latex_string")
     same = 0
     for item in data["items"]:

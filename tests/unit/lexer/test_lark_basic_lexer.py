@@ -51,7 +51,7 @@ def test_every_short_text_gets_larks_verdict(name, tmp_path):
     path = tmp_path / f"{name}.lark"
     path.write_text(text)
     judge = lark.Lark(text, parser="lalr", lexer="basic")
-    checker = load_checker(path)
+    checker = load_checker(path, lexer="basic")
     assert_lark_verdicts(judge, checker, short_texts(alphabet, max_length))
 
 
@@ -72,7 +72,7 @@ def test_syncode_c_functions_with_newlines(tmp_path):
     except DataUnavailable as e:
         pytest.skip(str(e))
     judge = lark.Lark(grammar.read_text(), parser="lalr", lexer="basic")
-    checker = load_checker(grammar)
+    checker = load_checker(grammar, lexer="basic")
     functions = ["int f() {\n  return 0;\n}\n", "void g(int a, int b) {\n  a = b + 1;\n}\n",
                  "int main() {\n  // count\n  int x = 1;\n  while (x < 10) {\n    x = x * 2;\n  }\n}\n",
                  "int h() { return 1 }", "int k() {\n}\n}"]

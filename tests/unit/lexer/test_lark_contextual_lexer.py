@@ -1,6 +1,6 @@
 """lark's contextual lexer (`glrmask check --lexer contextual`): every short text over a small
 alphabet, and real documents, get the verdict of `Lark(grammar, parser="lalr")` (whose default
-lexer is the contextual one). Masks still use the basic lexer (docs/semantics.md)."""
+lexer is the contextual one, and ours)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def test_every_short_text_gets_larks_contextual_verdict(name, tmp_path):
     path = tmp_path / f"{name}.lark"
     path.write_text(text)
     judge = lark.Lark(text, parser="lalr")
-    contextual, basic = load_checker(path, lexer="contextual"), load_checker(path)
+    contextual, basic = load_checker(path, lexer="contextual"), load_checker(path, lexer="basic")
     texts = list(short_texts(alphabet, max_length))
     assert_lark_verdicts(judge, contextual, texts)
     assert any(contextual.check_bytes(t.encode()).ok != basic.check_bytes(t.encode()).ok for t in texts)
@@ -74,8 +74,8 @@ def test_check_takes_the_lexer_option(tmp_path):
     document = tmp_path / "doc.txt"
     document.write_text("if if")
     runner = CliRunner()
-    assert runner.invoke(cli, ["check", str(grammar), str(document)]).exit_code == 1
-    result = runner.invoke(cli, ["check", "--lexer", "contextual", str(grammar), str(document)])
+    assert runner.invoke(cli, ["check", "--lexer", "basic", str(grammar), str(document)]).exit_code == 1
+    result = runner.invoke(cli, ["check", str(grammar), str(document)])   # contextual by default
     assert result.exit_code == 0 and result.output.endswith(": ok\n"), result.output
 
 
@@ -87,7 +87,32 @@ def test_contextual_build_warns_only_about_terminals_no_context_produces(tmp_pat
     path = tmp_path / "g.lark"
     path.write_text('start: NAME "[" EXTRA "]" | "@" (SHADOWED | OTHER)\nEXTRA: /[a-z]+/\nNAME: /[a-z]+/\n'
                     'SHADOWED: /[0-9]+/\nOTHER: /[0-9]+/\n')
-    basic = compile_grammar(path, tokenizer="gpt2")
-    contextual = compile_grammar(path, tokenizer="gpt2", lexer="contextual")
+    basic = compile_grammar(path, tokenizer="gpt2", lexer="basic")
+    contextual = compile_grammar(path, tokenizer="gpt2")
     assert any("NAME is never produced" in w for w in basic.lexer_warnings)
     assert [w.split(" is never")[0] for w in contextual.lexer_warnings] == ["terminal SHADOWED"]
+
+
+def test_boundary_warnings_are_the_contexts_own(tmp_path):
+    """After INT, "." continues a DECIMAL that "x" kills. Where a context holds both (first grammar)
+    the build warns and `1.x` is rejected; where INT's context has no DECIMAL (second), only the
+    basic lexer has that boundary: the contextual build does not warn and accepts `a1.x`."""
+    from devtools.builds import vocabulary
+    from glrmask_cli.pipeline import compile_grammar
+
+    terminals = 'INT: /[0-9]+/\nDECIMAL: /[0-9]+\\.[0-9]+/\nDOT: "."\nNAME: /[a-z]+/\n'
+    shared, apart = tmp_path / "shared.lark", tmp_path / "apart.lark"
+    shared.write_text("start: INT DOT NAME | DECIMAL\n" + terminals)
+    apart.write_text('start: "a" INT DOT NAME | "b" DECIMAL\n' + terminals)
+    small = vocabulary("small-gpt2")
+
+    def boundary(path, lexer):
+        return [w for w in compile_grammar(path, tokenizer=small, lexer=lexer).lexer_warnings
+                if "lookahead cannot decide" in w]
+
+    assert any(w.startswith("terminal INT followed by DOT") for w in boundary(shared, "contextual"))
+    assert not load_checker(shared).check_bytes(b"1.x").ok
+    assert any(w.startswith("terminal INT followed by DOT") for w in boundary(apart, "basic"))
+    assert boundary(apart, "contextual") == []
+    assert load_checker(apart).check_bytes(b"a1.x").ok
+    assert lark.Lark(apart.read_text(), parser="lalr").parse("a1.x")

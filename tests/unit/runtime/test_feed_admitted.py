@@ -15,7 +15,7 @@ from glrmask_runtime.errors import InputRejected
 
 
 def same_state(art, a, b) -> bool:
-    if a.lexer_state != b.lexer_state:
+    if [t.lexer_state for t in art.threads(a)] != [t.lexer_state for t in art.threads(b)]:
         return False
     ma, mb = glrmask_runtime.Matcher(art, a), glrmask_runtime.Matcher(art, b)
     return bool(np.array_equal(ma.mask(), mb.mask())) and ma.is_accepting() == mb.is_accepting()
