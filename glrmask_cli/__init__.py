@@ -3,14 +3,14 @@
     import glrmask_cli
     artifact = glrmask_cli.compile_grammar("grammars/json.lark", tokenizer="gpt2").load()
 
-`compile_grammar` and `GrammarArtifact` live in `glrmask_cli.api`; they are imported on first use,
-so `glrmask --help` does not load the compiler.
+`compile_grammar`, `compile_json_schema` and `GrammarArtifact` live in `glrmask_cli.api`; they are
+imported on first use, so `glrmask --help` does not load the compiler.
 """
 
 from typing import Any
 
 __version__ = "0.1.0"
-__all__ = ["GrammarArtifact", "compile_grammar"]
+__all__ = ["GrammarArtifact", "compile_grammar", "compile_json_schema"]
 
 
 def __getattr__(name: str) -> Any:

@@ -1,4 +1,5 @@
-"""Compile from Python: `compile_grammar(grammar, tokenizer=...) -> GrammarArtifact`.
+"""Compile from Python: `compile_grammar(grammar, tokenizer=...) -> GrammarArtifact`, or
+`compile_json_schema(schema, tokenizer=...)` for a JSON Schema (docs/json-schema.md).
 
     import glrmask_cli
     built = glrmask_cli.compile_grammar("grammars/json.lark", tokenizer="gpt2")
@@ -14,6 +15,7 @@ grammar, tokenizer and options were built before. `glrmask build` calls this fun
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import tempfile
 import threading
@@ -26,6 +28,8 @@ from typing import Any
 
 import glrmask_runtime
 from glrmask_cli import build_cache
+from glrmask_cli.errors import GrammarSyntaxError
+from glrmask_cli.json_schema import Whitespace, schema_to_lark
 from glrmask_cli.lexer_option import DEFAULT_LEXER, LexerKind
 from glrmask_cli.limits import DEFAULTS, BuildLimits
 from glrmask_cli.output import write_output
@@ -93,6 +97,36 @@ def compile_grammar(grammar: str | os.PathLike[str], *, tokenizer: Any = "gpt2",
         data = encode_artifact(compiled, progress)
         stored = build_cache.store(key, data) if use_cache else None
     return GrammarArtifact(data, artifact_metadata(compiled), stored, False, time.perf_counter() - began)
+
+
+def load_json_schema(schema: Any) -> Any:
+    """A JSON Schema given as a path to a .json file, JSON text, or the parsed value (dict or bool);
+    GrammarSyntaxError if it is not JSON."""
+    if isinstance(schema, (dict, bool)):
+        return schema
+    where, text = "<schema>", schema
+    if isinstance(schema, os.PathLike) or (isinstance(schema, str) and not schema.lstrip().startswith(("{", "t", "f"))):
+        where = os.fspath(schema)
+        try:
+            text = Path(where).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as err:
+            raise GrammarSyntaxError(where, f"cannot read the schema: {err}") from err
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise GrammarSyntaxError(f"{where}:{err.lineno}:{err.colno}", f"not JSON: {err.msg}") from err
+
+
+def json_schema_grammar(schema: Any, *, whitespace: Whitespace = "flexible") -> str:
+    """The Lark grammar a JSON Schema (as `load_json_schema` takes it) is lowered to
+    (`glrmask build --emit-lark`); SchemaUnsupported names a keyword it cannot compile."""
+    return schema_to_lark(load_json_schema(schema), whitespace)
+
+
+def compile_json_schema(schema: Any, *, tokenizer: Any = "gpt2", whitespace: Whitespace = "flexible",
+                        **options: Any) -> GrammarArtifact:
+    """`compile_grammar` for a JSON Schema (docs/json-schema.md); `options` as compile_grammar's."""
+    return compile_grammar(json_schema_grammar(schema, whitespace=whitespace), tokenizer=tokenizer, **options)
 
 
 # -- tokenizers, loaded once per process ----------------------------------------------------------

@@ -108,18 +108,32 @@ def _limits_option(func):
               help="lark's lexer= option the masks follow, as the grammar's owner gives it to lark: "
                    "contextual (per parser state, only the terminals it accepts; lark's default for "
                    "parser='lalr') or basic (one lexer for the whole grammar). docs/semantics.md.")
+@click.option("--schema", "is_schema", is_flag=True,
+              help="GRAMMAR is a JSON Schema (the default for a .json file); docs/json-schema.md.")
+@click.option("--whitespace", type=click.Choice(["flexible", "compact"]), default="flexible", show_default=True,
+              help="JSON Schema only: any JSON whitespace between tokens, or none.")
+@click.option("--emit-lark", is_flag=True, help="JSON Schema only: print the Lark grammar it is lowered to, "
+              "build nothing.")
 @_limits_option
 @click.option("--no-cache", is_flag=True, help="Build even if the build cache holds this artifact, and do not "
               "store it (the cache: $GLRMASK_CACHE_DIR/builds, else ~/.cache/glrmask/builds).")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors.")
 @user_errors
 def build_command(grammar, tokenizer, tokenizer_pattern, output, start, eos_tokens, layout, vocab_size, lexer,
-                  limits, no_cache, quiet) -> None:
-    """Compile GRAMMAR (.lark) and a tokenizer vocabulary into an artifact."""
-    from glrmask_cli.api import compile_grammar
+                  is_schema, whitespace, emit_lark, limits, no_cache, quiet) -> None:
+    """Compile GRAMMAR (.lark, or a JSON Schema .json) and a tokenizer vocabulary into an artifact."""
+    from glrmask_cli.api import compile_grammar, json_schema_grammar
     from glrmask_cli.output import STDOUT, same_file
     from glrmask_cli.pipeline import STAGES, default_output
     from glrmask_cli.progress import NO_PROGRESS
+
+    is_schema = is_schema or grammar.endswith(".json")
+    if (emit_lark or whitespace != "flexible") and not is_schema:
+        raise click.UsageError("--emit-lark and --whitespace are for a JSON Schema (a .json file, or --schema)")
+    source = json_schema_grammar(grammar, whitespace=whitespace) if is_schema else grammar
+    if emit_lark:
+        click.echo(source, nl=False)
+        return
 
     target = output if output is not None else default_output(grammar)
     for given, path in (("GRAMMAR", grammar), ("--tokenizer", tokenizer)):
@@ -128,7 +142,7 @@ def build_command(grammar, tokenizer, tokenizer_pattern, output, start, eos_toke
                                      param_hint="'-o' / '--output'")
     progress = _StageProgress(STAGES) if not quiet and sys.stderr.isatty() else None
     try:
-        built = compile_grammar(grammar, tokenizer=tokenizer, start=start, eos_tokens=eos_tokens,
+        built = compile_grammar(source, tokenizer=tokenizer, start=start, eos_tokens=eos_tokens,
                                 vocab_size=vocab_size, tokenizer_pattern=tokenizer_pattern, layout=layout,
                                 lexer=lexer, limits=limits, use_cache=not no_cache, progress=progress or NO_PROGRESS)
         size = built.write(target)
