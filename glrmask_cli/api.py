@@ -84,7 +84,7 @@ def compile_grammar(grammar: str | os.PathLike[str], *, tokenizer: Any = "gpt2",
     allowed). Raises the same GLRMaskError subclasses as `glrmask build` (GrammarSyntaxError,
     UnsupportedFeature, TokenizerError, LimitExceeded, ...)."""
     began = time.perf_counter()
-    with _GrammarFile(grammar) as path:
+    with GrammarFile(grammar) as path:
         spec = load_grammar_stage(path, start=start, progress=progress)
         vocab = tokenizer_vocabulary(tokenizer, pattern=tokenizer_pattern, eos_tokens=eos_tokens,
                                      vocab_size=vocab_size)
@@ -167,9 +167,9 @@ def tokenizer_vocabulary(tokenizer: Any, *, pattern: str | None = None, eos_toke
 
 # -- helpers ----------------------------------------------------------------------------------------
 
-class _GrammarFile:
-    """A path for the grammar: itself, or Lark text written to a temporary file (named after its
-    sha256, so messages and the artifact's grammar name are stable)."""
+class GrammarFile:
+    """A path for the grammar (a context manager): itself, or Lark text written to a temporary file
+    (named after its sha256, so messages and the artifact's grammar name are stable)."""
 
     def __init__(self, grammar: str | os.PathLike[str]) -> None:
         self.grammar = grammar

@@ -335,17 +335,29 @@ def _encoder_for(art):
 @click.option("--lexer", type=click.Choice(LEXER_KINDS), default=DEFAULT_LEXER, show_default=True,
               help="contextual: lark's contextual lexer (its default for parser='lalr'), per parser "
                    "state; basic: lark's basic lexer (docs/semantics.md).")
+@click.option("--schema", "is_schema", is_flag=True,
+              help="GRAMMAR is a JSON Schema (the default for a .json file); docs/json-schema.md.")
+@click.option("--whitespace", type=click.Choice(["flexible", "compact"]), default="flexible", show_default=True,
+              help="JSON Schema only: any JSON whitespace between tokens, or none.")
 @_limits_option
 @user_errors
-def check_command(grammar, files, start, lexer, limits) -> None:
-    """Check whole FILES against GRAMMAR with the semantics the masks use.
+def check_command(grammar, files, start, lexer, is_schema, whitespace, limits) -> None:
+    """Check whole FILES against GRAMMAR (.lark, or a JSON Schema .json) with the semantics the
+    masks use.
 
     Prints `FILE: ok` or `FILE: rejected at byte N: REASON` per file. Exit code 0 if all are ok,
     1 if any is rejected (or the grammar or a file cannot be read).
     """
+    from glrmask_cli.api import GrammarFile, json_schema_grammar
     from glrmask_cli.check import load_checker
 
-    checker = load_checker(grammar, start, limits, lexer=lexer)
+    if grammar.endswith(".json") or is_schema:
+        with GrammarFile(json_schema_grammar(grammar, whitespace=whitespace)) as path:
+            checker = load_checker(path, start, limits, lexer=lexer)
+    elif whitespace != "flexible":
+        raise click.UsageError("--whitespace is for a JSON Schema (a .json file, or --schema)")
+    else:
+        checker = load_checker(grammar, start, limits, lexer=lexer)
     rejected = 0
     for path in files:
         result = checker.check_file(path)

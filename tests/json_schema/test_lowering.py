@@ -158,3 +158,14 @@ def test_cli_builds_a_schema_and_prints_its_grammar(tmp_path):
     assert not (tmp_path / "bad.glrm").exists()
     misuse = runner.invoke(cli, ["build", "grammars/json.lark", "--emit-lark"])
     assert misuse.exit_code == 2
+
+
+def test_check_takes_a_schema(tmp_path):
+    schema, good, bad = tmp_path / "person.json", tmp_path / "good.txt", tmp_path / "bad.txt"
+    schema.write_text(json.dumps(PERSON))
+    good.write_text('{"name": "ann", "age": 7}')
+    bad.write_text('{"name": "ann", "age": 150}')
+    result = CliRunner().invoke(cli, ["check", str(schema), str(good), str(bad)])
+    assert result.exit_code == 1
+    lines = result.output.splitlines()
+    assert lines[0].endswith(": ok") and "rejected at byte 25" in lines[1]   # `15` is a prefix of a valid age
