@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from glrmask_cli.errors import GrammarError
+from glrmask_cli.schema_pattern import PatternUnsupported, content_regexp
 
 Whitespace = Literal["flexible", "compact"]
 
@@ -24,7 +25,7 @@ Whitespace = Literal["flexible", "compact"]
 # (title, description, examples, vendor extensions such as x-...): the specification gives it no
 # say over validity, so it is ignored.
 UNSUPPORTED = frozenset({
-    "not", "pattern", "patternProperties", "propertyNames", "minProperties", "maxProperties",
+    "not", "patternProperties", "propertyNames", "minProperties", "maxProperties",
     "dependencies", "dependentRequired", "dependentSchemas", "if", "then", "else", "uniqueItems",
     "contains", "minContains", "maxContains", "unevaluatedProperties", "unevaluatedItems", "multipleOf",
     "$dynamicRef", "$recursiveRef", "$dynamicAnchor", "$recursiveAnchor",
@@ -33,7 +34,7 @@ _DEFS = frozenset({"$defs", "definitions"})
 _BY_TYPE = {
     "object": frozenset({"properties", "required", "additionalProperties"}),
     "array": frozenset({"items", "prefixItems", "minItems", "maxItems", "additionalItems"}),
-    "string": frozenset({"minLength", "maxLength", "format"}),
+    "string": frozenset({"minLength", "maxLength", "format", "pattern"}),
     "integer": frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}),
     "number": frozenset(),
     "boolean": frozenset(),
@@ -291,6 +292,14 @@ class _Lowering:
     def lower_string(self, node: Mapping, path: tuple[str, ...]) -> str:
         low, high = node.get("minLength", 0), node.get("maxLength")
         fmt = node.get("format")
+        if "pattern" in node:
+            if fmt is not None or low or high is not None:
+                raise self.unsupported(path + ("pattern",), "a pattern together with lengths or a format is "
+                                       "not supported")
+            try:
+                return self.terminal('"' + content_regexp(node["pattern"]) + '"', "string")
+            except PatternUnsupported as e:
+                raise self.unsupported(path + ("pattern",), str(e)) from None
         if fmt is not None:
             if fmt not in _FORMATS:
                 raise self.unsupported(path + ("format",), f"format {fmt!r} is not supported")

@@ -60,6 +60,6 @@ def test_sample_verdicts_equal_jsonschemas(step, tmp_path):
             if ours != expected:
                 assert expected and not _ordered(data["schema"], instance), (f.name, instance)
             checked += 1
-    # measured on all 202: 140 lowered, 493 instances, every verdict jsonschema's
+    # measured on all 202: 149 lowered, 556 instances, every verdict jsonschema's
     assert compiled >= len(files) * 3 // 5, (compiled, refused)
     assert checked >= compiled
