@@ -105,7 +105,7 @@ def load_json_schema(schema: Any) -> Any:
     if isinstance(schema, (dict, bool)):
         return schema
     where, text = "<schema>", schema
-    if isinstance(schema, os.PathLike) or (isinstance(schema, str) and not schema.lstrip().startswith(("{", "t", "f"))):
+    if isinstance(schema, os.PathLike) or ("\n" not in schema and Path(schema).is_file()):   # as GrammarFile
         where = os.fspath(schema)
         try:
             text = Path(where).read_text(encoding="utf-8")

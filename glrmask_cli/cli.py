@@ -12,12 +12,16 @@ from __future__ import annotations
 import functools
 import sys
 import traceback
+from typing import TYPE_CHECKING
 
 import click
 
 from glrmask_cli import __version__
 from glrmask_cli.lexer_option import DEFAULT_LEXER, LEXER_KINDS
 from glrmask_runtime.errors import GLRMaskError
+
+if TYPE_CHECKING:
+    from glrmask_cli.json_schema import Whitespace
 
 EXIT_USER_ERROR = 1
 EXIT_INTERNAL_ERROR = 3
@@ -71,6 +75,16 @@ def tokenizers_command() -> None:
         click.echo(f"{name:<14} {needs}")
 
 
+def _schema_options(command):
+    """--schema and --whitespace, shared by `build` and `check`."""
+    command = click.option("--whitespace", type=click.Choice(["flexible", "compact"]), default="flexible",
+                           show_default=True, help="JSON Schema only: any JSON whitespace between tokens, "
+                           "or none.")(command)
+    return click.option("--schema", "is_schema", is_flag=True,
+                        help="GRAMMAR is a JSON Schema (the default for a .json file); "
+                             "docs/json-schema.md.")(command)
+
+
 def _limits_option(func):
     """`--limit NAME=VALUE` (repeatable) -> a `BuildLimits` (a usage error for an unknown name or a bad value)."""
     from glrmask_cli.limits import describe
@@ -108,10 +122,7 @@ def _limits_option(func):
               help="lark's lexer= option the masks follow, as the grammar's owner gives it to lark: "
                    "contextual (per parser state, only the terminals it accepts; lark's default for "
                    "parser='lalr') or basic (one lexer for the whole grammar). docs/semantics.md.")
-@click.option("--schema", "is_schema", is_flag=True,
-              help="GRAMMAR is a JSON Schema (the default for a .json file); docs/json-schema.md.")
-@click.option("--whitespace", type=click.Choice(["flexible", "compact"]), default="flexible", show_default=True,
-              help="JSON Schema only: any JSON whitespace between tokens, or none.")
+@_schema_options
 @click.option("--emit-lark", is_flag=True, help="JSON Schema only: print the Lark grammar it is lowered to, "
               "build nothing.")
 @_limits_option
@@ -122,15 +133,14 @@ def _limits_option(func):
 def build_command(grammar, tokenizer, tokenizer_pattern, output, start, eos_tokens, layout, vocab_size, lexer,
                   is_schema, whitespace, emit_lark, limits, no_cache, quiet) -> None:
     """Compile GRAMMAR (.lark, or a JSON Schema .json) and a tokenizer vocabulary into an artifact."""
-    from glrmask_cli.api import compile_grammar, json_schema_grammar
+    from glrmask_cli.api import compile_grammar
     from glrmask_cli.output import STDOUT, same_file
     from glrmask_cli.pipeline import STAGES, default_output
     from glrmask_cli.progress import NO_PROGRESS
 
-    is_schema = is_schema or grammar.endswith(".json")
-    if (emit_lark or whitespace != "flexible") and not is_schema:
-        raise click.UsageError("--emit-lark and --whitespace are for a JSON Schema (a .json file, or --schema)")
-    source = json_schema_grammar(grammar, whitespace=whitespace) if is_schema else grammar
+    if emit_lark and not (is_schema or grammar.endswith(".json")):
+        raise click.UsageError("--emit-lark is for a JSON Schema (a .json file, or --schema)")
+    source = _grammar_source(grammar, is_schema, whitespace)
     if emit_lark:
         click.echo(source, nl=False)
         return
@@ -328,6 +338,17 @@ def _encoder_for(art):
     return vocab.encode
 
 
+def _grammar_source(grammar: str, is_schema: bool, whitespace: Whitespace) -> str:
+    """GRAMMAR's path, or for a JSON Schema (.json or --schema) the Lark text it lowers to."""
+    from glrmask_cli.api import json_schema_grammar
+
+    if is_schema or grammar.endswith(".json"):
+        return json_schema_grammar(grammar, whitespace=whitespace)
+    if whitespace != "flexible":
+        raise click.UsageError("--whitespace is for a JSON Schema (a .json file, or --schema)")
+    return grammar
+
+
 @cli.command("check")
 @click.argument("grammar", type=click.Path(exists=True, dir_okay=False))
 @click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
@@ -335,10 +356,7 @@ def _encoder_for(art):
 @click.option("--lexer", type=click.Choice(LEXER_KINDS), default=DEFAULT_LEXER, show_default=True,
               help="contextual: lark's contextual lexer (its default for parser='lalr'), per parser "
                    "state; basic: lark's basic lexer (docs/semantics.md).")
-@click.option("--schema", "is_schema", is_flag=True,
-              help="GRAMMAR is a JSON Schema (the default for a .json file); docs/json-schema.md.")
-@click.option("--whitespace", type=click.Choice(["flexible", "compact"]), default="flexible", show_default=True,
-              help="JSON Schema only: any JSON whitespace between tokens, or none.")
+@_schema_options
 @_limits_option
 @user_errors
 def check_command(grammar, files, start, lexer, is_schema, whitespace, limits) -> None:
@@ -348,16 +366,11 @@ def check_command(grammar, files, start, lexer, is_schema, whitespace, limits) -
     Prints `FILE: ok` or `FILE: rejected at byte N: REASON` per file. Exit code 0 if all are ok,
     1 if any is rejected (or the grammar or a file cannot be read).
     """
-    from glrmask_cli.api import GrammarFile, json_schema_grammar
+    from glrmask_cli.api import GrammarFile
     from glrmask_cli.check import load_checker
 
-    if grammar.endswith(".json") or is_schema:
-        with GrammarFile(json_schema_grammar(grammar, whitespace=whitespace)) as path:
-            checker = load_checker(path, start, limits, lexer=lexer)
-    elif whitespace != "flexible":
-        raise click.UsageError("--whitespace is for a JSON Schema (a .json file, or --schema)")
-    else:
-        checker = load_checker(grammar, start, limits, lexer=lexer)
+    with GrammarFile(_grammar_source(grammar, is_schema, whitespace)) as path:
+        checker = load_checker(path, start, limits, lexer=lexer)
     rejected = 0
     for path in files:
         result = checker.check_file(path)

@@ -11,6 +11,7 @@ vendor extensions) are ignored.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Mapping
 from typing import Any, Literal
@@ -162,11 +163,12 @@ class _Lowering:
         raise self.unsupported(path, "no value is valid here")
 
     def ref(self, ref: Any, path: tuple[str, ...]) -> str:
-        if not isinstance(ref, str) or not ref.startswith("#"):
-            raise self.unsupported(path, f"only references within the document are supported, not {ref!r}")
+        if not isinstance(ref, str) or not (ref == "#" or ref.startswith("#/")):
+            raise self.unsupported(path, f"only JSON-pointer references within the document are supported, "
+                                   f"not {ref!r}")
         if ref not in self.by_pointer:
             target: Any = self.root
-            parts = [p.replace("~1", "/").replace("~0", "~") for p in ref[1:].split("/")[1:]] if ref != "#" else []
+            parts = [p.replace("~1", "/").replace("~0", "~") for p in ref[2:].split("/")] if ref != "#" else []
             for part in parts:
                 if isinstance(target, Mapping) and part in target:
                     target = target[part]
@@ -272,13 +274,15 @@ class _Lowering:
 
     def lower_integer(self, node: Mapping, path: tuple[str, ...]) -> str:
         low, high = -float("inf"), float("inf")
-        for key, bound in (("minimum", 0), ("exclusiveMinimum", 1), ("maximum", 0), ("exclusiveMaximum", -1)):
+        edges = {"minimum": math.ceil, "exclusiveMinimum": lambda v: math.floor(v) + 1,
+                 "maximum": math.floor, "exclusiveMaximum": lambda v: math.ceil(v) - 1}   # the integers inside
+        for key, edge_of in edges.items():
             if key in node:
                 value = node[key]
                 if isinstance(value, bool) or not isinstance(value, (int, float)):
                     raise self.unsupported(path + (key,), f"{key} must be a number (draft 4's boolean form "
                                            "is not supported)")
-                edge = _ceil(value + bound) if key in ("minimum", "exclusiveMinimum") else _floor(value + bound)
+                edge = edge_of(value)
                 if key.endswith("inimum"):
                     low = max(low, edge)
                 else:
@@ -382,14 +386,6 @@ def _is_type(value: Any, name: str) -> bool:
             "number": isinstance(value, (int, float)) and not isinstance(value, bool),
             "string": isinstance(value, str), "array": isinstance(value, list),
             "object": isinstance(value, dict)}.get(name, False)
-
-
-def _ceil(x: float) -> float:
-    return float(int(x)) if x == int(x) else float(int(x) + (1 if x > 0 else 0))
-
-
-def _floor(x: float) -> float:
-    return float(int(x)) if x == int(x) else float(int(x) - (1 if x < 0 else 0))
 
 
 def integer_range(low: int | None, high: int | None) -> str:

@@ -121,12 +121,21 @@ def test_patterns_get_jsonschemas_verdict_on_every_short_string(pattern, tmp_pat
     ({"oneOf": [{"type": "integer"}, {"type": "number"}]}, "#/oneOf/1"),
     ({"type": "number", "minimum": 0.5}, "#/minimum"),
     ({"$ref": "https://example.com/x.json"}, "#/$ref"),
+    ({"$ref": "#anchor"}, "#/$ref"),
     ({"allOf": [{"type": "string"}, {"type": "integer"}]}, "#/allOf/1/type"),
 ])
 def test_unsupported_keywords_are_errors_naming_their_pointer(schema, pointer):
     with pytest.raises(SchemaUnsupported) as info:
         json_schema_grammar(schema)
     assert str(info.value).startswith(pointer + ": ")
+
+
+def test_fractional_integer_bounds_keep_the_integers_inside(tmp_path):
+    schema = {"type": "integer", "exclusiveMinimum": 2.5, "maximum": 7.9, "minimum": -4}
+    check = checker_for(schema, tmp_path)
+    validator = jsonschema.Draft202012Validator(schema)
+    for n in range(-10, 12):
+        assert check.check_bytes(str(n).encode()).ok == validator.is_valid(n), n
 
 
 def test_annotations_and_vendor_keywords_are_ignored():
