@@ -71,6 +71,10 @@ class Engine:
     def new_state(self):
         return self.artifact.matcher()
 
+    def before_pass(self) -> None:
+        """Forget the masks learnt from earlier passes (`glrmask_runtime.stack_memo`)."""
+        self.artifact.mask_memo.clear()
+
     def fill(self, state, bitmask: np.ndarray) -> None:
         state.fill_bitmask(bitmask, 0)
 

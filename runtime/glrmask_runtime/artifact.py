@@ -22,6 +22,7 @@ from glrmask_runtime.glr import GSSNode
 from glrmask_runtime.recognizer import AnyRecognizer, ParseState, Recognizer
 from glrmask_runtime.schema import ARTIFACT_KIND as ARTIFACT_KIND
 from glrmask_runtime.schema import optional_sections_for, sections_for
+from glrmask_runtime.stack_memo import StackMemo
 from glrmask_runtime.tables import START, LexerTables, LRTables
 
 if TYPE_CHECKING:
@@ -109,6 +110,7 @@ class Artifact:
         self._bool_rows: dict[int, np.ndarray] = {}
         # (row ids, closes' row ids) -> the combined mask; filled and bounded by matcher._combined
         self.combined_masks: dict[tuple[Any, ...], np.ndarray] = {}
+        self.mask_memo = StackMemo()
         _prefault(self.rows)
         _LOADED[(self._abspath, self.fingerprint)] = self
 

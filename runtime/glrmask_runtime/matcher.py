@@ -13,6 +13,7 @@ unchanged. States are immutable, so `copy()` and
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
@@ -22,6 +23,7 @@ from glrmask_runtime.contextual import ContextualState
 from glrmask_runtime.errors import InputRejected, TokenRejected
 from glrmask_runtime.glr import GSSNode
 from glrmask_runtime.recognizer import ParseState
+from glrmask_runtime.stack_memo import Shadows, Template, realize
 from glrmask_runtime.tables import START
 
 if TYPE_CHECKING:
@@ -31,6 +33,7 @@ _NO_STATE = -1
 COMBINED_MASKS = 256     # row combinations kept per artifact (`_combined`): 3 MB with cl100k's rows
 _RECENT_STACKS = 4       # sets of stacks whose walks a matcher keeps (`_walked`)
 State = ParseState | ContextualState
+MaskKey = int | tuple[tuple[int, ...], tuple[tuple[int, tuple[int, ...]], ...]]
 
 
 class Matcher:
@@ -140,35 +143,56 @@ class Matcher:
         return _or(self._art.rows, [self._thread_mask(thread) for thread in state.threads])
 
     def _thread_mask(self, state: ParseState) -> int | np.ndarray:
-        """The mask of one (lexer state, stacks) pair.
-
-        Tokens whose first byte closes the open lexeme (artifacts with the runtime-close layout) are
-        decided here: close the lexeme on the real stacks, walk the DWA from START on the result and
-        keep the tokens that close it that way."""
-        art = self._art
+        """The mask of one (lexer state, stacks) pair: kept while the stacks stay the same object,
+        else from the artifact's memo of masks by the stack states they read (`StackMemo`), else
+        computed (`_mask_key`) on the real stacks."""
         walked = self._walked(state.stacks)
         q = state.lexer_state
         known = walked.masks.get(q)
         if known is not None:        # mask() then commit(), or the same stacks and lexer state again
             return known
+        art = self._art
+        stacks = state.stacks
+        memo = art.mask_memo
+        if not memo.limit or (len(stacks) == 1 and not art.closes[q] and len(art.roots_at(q, stacks[0].state)) <= 1):
+            key = self._mask_key(walked, q)     # memo off, or one walk: cheaper than a memo lookup
+        else:
+            found = memo.lookup(q, stacks)
+            if found is None:   # computed on shadows of the stacks, to learn which cells it depends on
+                shadows, shadowed = walked.shadowed()
+                key = self._mask_key(shadowed, q)
+                closed = shadowed.closed
+                found = memo.file(q, shadows, key,
+                                  {s: closed[s].stacks for s, _, _ in art.closes[q] if s in closed})
+            (key, closes), seen = found
+            if closes:
+                walked.first_closes = _Closes(closes, seen)
+        mask = key if isinstance(key, int) else _combined(art, *key)
+        walked.masks[q] = mask
+        return mask
+
+    def _mask_key(self, walked: _Walked, q: int) -> MaskKey:
+        """The mask at lexer state `q` on `walked.stacks`: a pool row id, or the rows to combine
+        (`_combined`).
+
+        Tokens whose first byte closes the open lexeme (artifacts with the runtime-close layout) are
+        decided here: close the lexeme on the stacks, walk the DWA from START on the result and
+        keep the tokens that close it that way."""
+        art = self._art
         row_map = art.row_maps[q]
         row_ids = tuple(row for row in (row_map.get(accept, 0) for accept in self._accepts(walked, q)) if row)
         closes = art.closes[q]
-        mask: int | np.ndarray
         if not closes and len(row_ids) <= 1:
-            mask = row_ids[0] if row_ids else 0
-        else:
-            parts = []
-            for set_id, closing_tokens, allowed in closes:
-                key = (set_id, allowed)
-                after = walked.after_close.get(key)
-                if after is None:
-                    after = walked.after_close[key] = self._after_close(walked, set_id, allowed)
-                if after:
-                    parts.append((closing_tokens, after))
-            mask = _combined(art, row_ids, tuple(parts))
-        walked.masks[q] = mask
-        return mask
+            return row_ids[0] if row_ids else 0
+        parts = []
+        for set_id, closing_tokens, allowed in closes:
+            key = (set_id, allowed)
+            after = walked.after_close.get(key)
+            if after is None:
+                after = walked.after_close[key] = self._after_close(walked, set_id, allowed)
+            if after:
+                parts.append((closing_tokens, after))
+        return row_ids, tuple(parts)
 
     def _after_close(self, walked: _Walked, set_id: int, allowed: frozenset[int]) -> tuple[int, ...]:
         """The rows of the DWA's walks from START, over the roots in `allowed`, on the stacks after
@@ -308,8 +332,8 @@ class Matcher:
         known = None                   # the mask's closes on these stacks, if it made any
         if isinstance(self._state, ParseState):
             walked = next((w for w in self._walked_recent if w.stacks is self._state.stacks), None)
-            if walked is not None and walked.closed:
-                known = {set_id: after.stacks for set_id, after in walked.closed.items()}
+            if walked is not None:
+                known = walked.first_closes or {set_id: after.stacks for set_id, after in walked.closed.items()}
         try:
             state = art.recognizer.feed_admitted(self._state, art.token_bytes(token_id), known)
         except InputRejected as err:   # the DWA allowed it but the parser did not: a bug
@@ -420,7 +444,8 @@ class _Walked:
     lexeme so; per closing term set, the stacks after it and their walks (each filled as asked;
     `commit` reuses the stacks after a close the mask made)."""
 
-    __slots__ = ("stacks", "by_root", "after_close", "closed", "masks", "_by_start")
+    __slots__ = ("stacks", "by_root", "after_close", "closed", "masks", "first_closes", "_shadowed",
+                 "_by_start")
 
     def __init__(self, stacks: tuple[GSSNode, ...]) -> None:
         self.stacks = stacks
@@ -428,18 +453,51 @@ class _Walked:
         self.by_root: dict[int, list[int]] = {}
         self.after_close: dict[tuple[int, frozenset[int]], tuple[int, ...]] = {}
         self.closed: dict[int, _Walked] = {}   # _NO_STACKS (stacks ()) where no stack takes it
-        self._by_start: tuple[tuple[int, _Walked], ...] | None = None
+        self.first_closes: _Closes | None = None   # the stacks after each close a mask made here
+        self._shadowed: tuple[Shadows, _Walked] | None = None   # for computations the memo learns
+        self._by_start: tuple[tuple[int, _Walked | None], ...] | None = None   # None: self (no cycle)
+
+    def shadowed(self) -> tuple[Shadows, _Walked]:
+        """Shadows of these stacks (`stack_memo.Shadows`) and the walks on them, shared by every
+        lexer state's mask."""
+        if self._shadowed is None:
+            self._shadowed = (shadows := Shadows(self.stacks)), _Walked(shadows.tops)
+        return self._shadowed
 
     def by_start(self, art: Artifact) -> tuple[tuple[int, _Walked], ...]:
         """The stacks split by the START of their top's lexer context (`Artifact.split_by_start`),
         each part with its walks."""
         if self._by_start is None:
             parts = art.split_by_start(self.stacks)
-            self._by_start = tuple((start, self if len(parts) == 1 else _Walked(nodes)) for start, nodes in parts)
-        return self._by_start
+            self._by_start = tuple((start, None if len(parts) == 1 else _Walked(nodes)) for start, nodes in parts)
+        return tuple((start, self if part is None else part) for start, part in self._by_start)
 
 
 _NO_STACKS = _Walked(())
+
+
+class _Closes(Mapping[int, tuple[GSSNode, ...]]):
+    """Closing term set -> the stacks after it, made from the memo's templates when first asked for
+    (`commit` asks for the one its token closes first)."""
+
+    __slots__ = ("_templates", "_seen", "_made")
+
+    def __init__(self, templates: dict[int, Template], seen: list[GSSNode]) -> None:
+        self._templates = templates
+        self._seen = seen
+        self._made: dict[int, tuple[GSSNode, ...]] = {}
+
+    def __getitem__(self, set_id: int) -> tuple[GSSNode, ...]:
+        made = self._made.get(set_id)
+        if made is None:
+            made = self._made[set_id] = realize(self._templates[set_id], self._seen)
+        return made
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._templates)
+
+    def __len__(self) -> int:
+        return len(self._templates)
 
 
 def _combined(art: Artifact, rows: tuple[int, ...],

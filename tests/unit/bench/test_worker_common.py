@@ -69,6 +69,29 @@ def test_replays_time_every_pass_but_report_each_document_once() -> None:
     assert len(out["floor_ns"]) == len(out["floor_min_ns"]) == 5
 
 
+class LearningEngine(ToyEngine):
+    """Counts the masks it fills since it last forgot (an engine with a memo learnt from documents)."""
+
+    def __init__(self) -> None:
+        self.filled_since_forgetting: list[int] = []
+        self.filled = 0
+
+    def before_pass(self) -> None:
+        self.filled_since_forgetting.append(self.filled)
+        self.filled = 0
+
+    def fill(self, state: dict, bitmask: np.ndarray) -> None:
+        self.filled += 1
+        super().fill(state, bitmask)
+
+
+def test_an_engine_forgets_before_every_timed_pass_not_during_one() -> None:
+    engine = LearningEngine()
+    wc.replay_all(engine, job([[A, B], [B]], replays=3))
+    # warm-up (1 document: 3 masks), then before each of 3 passes; each pass fills 5 masks
+    assert engine.filled_since_forgetting == [3, 5, 5] and engine.filled == 5
+
+
 class FakeClock:
     """perf_counter_ns that only moves when the engine says a call took time (exact latencies)."""
 
