@@ -23,7 +23,7 @@ from glrmask_runtime.contextual import ContextualState
 from glrmask_runtime.errors import InputRejected, TokenRejected
 from glrmask_runtime.glr import GSSNode
 from glrmask_runtime.recognizer import ParseState
-from glrmask_runtime.stack_memo import Shadows, Template, realize
+from glrmask_runtime.stack_memo import Miss, Shadows, Template, realize
 from glrmask_runtime.tables import START
 
 if TYPE_CHECKING:
@@ -154,19 +154,24 @@ class Matcher:
         art = self._art
         stacks = state.stacks
         memo = art.mask_memo
-        if not memo.limit or (len(stacks) == 1 and not art.closes[q] and len(art.roots_at(q, stacks[0].state)) <= 1):
-            key = self._mask_key(walked, q)     # memo off, or one walk: cheaper than a memo lookup
+        if (not memo.limit or walked.by_root or walked.after_close
+                or (len(stacks) == 1 and not art.closes[q] and len(art.roots_at(q, stacks[0].state)) <= 1)):
+            # the memo is off, the walks on these stacks are made already, or one walk is cheaper
+            key = self._mask_key(walked, q)
         else:
             found = memo.lookup(q, stacks)
-            if found is None:   # computed on shadows of the stacks, to learn which cells it depends on
-                shadows, shadowed = walked.shadowed()
-                key = self._mask_key(shadowed, q)
-                closed = shadowed.closed
-                found = memo.file(q, shadows, key,
-                                  {s: closed[s].stacks for s, _, _ in art.closes[q] if s in closed})
-            (key, closes), seen = found
-            if closes:
-                walked.first_closes = _Closes(closes, seen)
+            if isinstance(found, Miss) and not found.again:
+                key = self._mask_key(walked, q)     # a first miss here: on the real stacks
+            else:
+                if isinstance(found, Miss):     # compute on shadows of the stacks, to learn what it reads
+                    shadows, shadowed = walked.shadowed()
+                    key = self._mask_key(shadowed, q)
+                    closed = shadowed.closed
+                    found = memo.file(found, shadows, key,
+                                      {s: closed[s].stacks for s, _, _ in art.closes[q] if s in closed})
+                (key, closes), seen = found
+                if closes:
+                    walked.first_closes = _Closes(closes, seen)
         mask = key if isinstance(key, int) else _combined(art, *key)
         walked.masks[q] = mask
         return mask
@@ -329,11 +334,13 @@ class Matcher:
             self._history.append((self._state, self._finished, token_id))
             self._finished = True
             return
-        known = None                   # the mask's closes on these stacks, if it made any
+        known: Mapping[int, tuple[GSSNode, ...]] | None = None   # the mask's closes on these stacks, if any
         if isinstance(self._state, ParseState):
             walked = next((w for w in self._walked_recent if w.stacks is self._state.stacks), None)
             if walked is not None:
-                known = walked.first_closes or {set_id: after.stacks for set_id, after in walked.closed.items()}
+                known = walked.first_closes
+                if known is None and walked.closed:
+                    known = {set_id: after.stacks for set_id, after in walked.closed.items()}
         try:
             state = art.recognizer.feed_admitted(self._state, art.token_bytes(token_id), known)
         except InputRejected as err:   # the DWA allowed it but the parser did not: a bug
