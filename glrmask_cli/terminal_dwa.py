@@ -277,22 +277,27 @@ def _padded(representatives: list[bytes]) -> tuple[np.ndarray, np.ndarray, np.nd
     return matrix, order, active
 
 
-def _scan_from(lexer: LexerTables, contexts: LexerContexts, state: int, matrix: np.ndarray, active: np.ndarray,
-               trie: _TrieBuilder) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Scan the rows of `matrix` (padded bytes, longest first; `active` as `_padded` gives it) from one
-    lexer state: per branch (its row, trie node of the lexemes closed, open state; DEAD if dead). A
-    row has one branch, unless a lexeme it closes hands over to several contexts: then one per
-    context (appended)."""
+_SCAN_BRANCHES = 1 << 18     # (reached state, class) pairs one scan covers: a few MB per array
+
+
+def _scan_from(lexer: LexerTables, contexts: LexerContexts, starts: np.ndarray, matrix: np.ndarray,
+               active: np.ndarray, trie: _TrieBuilder) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Scan the rows of `matrix` (padded bytes, longest first; `active` as `_padded` gives it) from
+    each lexer state of `starts` at once: per branch, its (start index * rows + row), the trie node of
+    the lexemes it closed and its open state (DEAD if dead). A row has one branch per start, unless a
+    lexeme it closes hands over to several contexts: then one per context (appended)."""
     n = matrix.shape[0]
-    rows = np.arange(n)
-    states = np.full(n, state, dtype=np.int32)
-    nodes = np.zeros(n, dtype=np.int32)
-    lengths = None       # per branch, once the scan has forked (branches are no longer longest first)
+    row_length = np.searchsorted(-active, -np.arange(n), side="left")    # row r has bytes in columns < this
+    keys = np.arange(len(starts) * n)
+    rows = np.tile(np.arange(n), len(starts))
+    lengths = np.tile(row_length, len(starts))
+    states = np.repeat(starts, n).astype(np.int32)
+    nodes = np.zeros(len(keys), dtype=np.int32)
     transitions, close_sets, restart = lexer.transitions, lexer.close_sets, contexts.restart
-    single = np.asarray([starts[0] if len(starts) == 1 else -1 for starts in contexts.next_starts] or [-1])
+    single = np.asarray([ids[0] if len(ids) == 1 else -1 for ids in contexts.next_starts] or [-1])
     ignored_only = trie.ignored_only
-    for column, count in enumerate(active.tolist()):
-        live = np.arange(count) if lengths is None else np.flatnonzero(lengths > column)
+    for column in range(len(active)):
+        live = np.flatnonzero(lengths > column)
         cur = states[live]
         byte = matrix[rows[live], column]
         nxt = transitions[cur, byte]
@@ -308,21 +313,20 @@ def _scan_from(lexer: LexerTables, contexts: LexerContexts, state: int, matrix: 
             nodes[live[good]] = trie.extend(nodes[live[good]], accepted[ok], hand_over[ok])
             nxt[good] = restart_state[ok]
             if len(forks):
-                if lengths is None:   # row r has a byte in column j iff r < active[j]
-                    lengths = (active[None, :] > np.arange(n)[:, None]).sum(axis=1)
                 copies = [(i, s) for i in forks.tolist() for s in contexts.next_starts[int(accepted[i])]]
                 which = np.asarray([i for i, _ in copies], dtype=np.int64)
-                starts = np.asarray([s for _, s in copies], dtype=np.int64)
+                to = np.asarray([s for _, s in copies], dtype=np.int64)
                 branch = live[closing[which]]
-                after = transitions[starts, byte[closing[which]]]
+                after = transitions[to, byte[closing[which]]]
                 alive = after != DEAD
-                new_nodes = trie.extend(nodes[branch[alive]], accepted[which[alive]], starts[alive])
+                new_nodes = trie.extend(nodes[branch[alive]], accepted[which[alive]], to[alive])
+                keys = np.concatenate([keys, keys[branch[alive]]])
                 rows = np.concatenate([rows, rows[branch[alive]]])
                 nodes = np.concatenate([nodes, new_nodes.astype(np.int32)])
                 states = np.concatenate([states, after[alive].astype(np.int32)])
                 lengths = np.concatenate([lengths, lengths[branch[alive]]])
         states[live] = nxt      # a forked branch ends here (DEAD); its copies go on
-    return rows, nodes, states
+    return keys, nodes, states
 
 
 def build_terminal_dwa(lexer: LexerTables, token_bytes: Sequence[bytes], special_ids: frozenset[int],
@@ -353,16 +357,19 @@ def build_terminal_dwa(lexer: LexerTables, token_bytes: Sequence[bytes], special
         after = lexer.transitions[:, block.byte].astype(np.int64)
         after[DEAD] = DEAD
         reached = np.unique(after[after != DEAD])
-        found = np.full((len(reached) + 1, block.hi - block.lo), NO_OUTCOME, dtype=np.int32)   # 0: dead
-        for i, state in enumerate(reached.tolist()):
-            rows, nodes, ends = _scan_from(lexer, contexts, state, block.rest, block.active, trie)
+        width = block.hi - block.lo
+        found = np.full((len(reached) + 1, width), NO_OUTCOME, dtype=np.int32)   # row 0: dead
+        chunk = max(1, _SCAN_BRANCHES // width)
+        for lo in range(0, len(reached), chunk):     # several reached states per scan
+            starts = reached[lo:lo + chunk]
+            keys, nodes, ends = _scan_from(lexer, contexts, starts, block.rest, block.active, trie)
             finals = lexer.viable_sets[ends]
             alive = (ends != DEAD) & (finals != 0)
-            if len(rows) == len(found[i + 1]):     # one branch per class
-                found[i + 1, alive] = _intern_outcomes(outcome_index, nodes[alive], finals[alive])
+            part = found[lo + 1:lo + 1 + len(starts)].reshape(-1)
+            if len(keys) == len(part):      # one branch per (state, class)
+                part[alive] = _intern_outcomes(outcome_index, nodes[alive], finals[alive])
             else:
-                found[i + 1] = _intern_paths(outcome_index, len(found[i + 1]), rows[alive], nodes[alive],
-                                             finals[alive])
+                part[:] = _intern_paths(outcome_index, len(part), keys[alive], nodes[alive], finals[alive])
         block_pick[:, k] = np.where(after != DEAD, np.searchsorted(reached, after) + 1, 0)
         block_rows.append(found)
         ticker.advance()
@@ -444,12 +451,16 @@ def spell_out_closes(tdwa: TerminalDWA, lexer: LexerTables, max_outcomes: int | 
         for q, closed in zip(states.tolist(), closes[states].tolist()):
             hand_over = contexts.hand_over(q, closed)
             by_hand_over.setdefault((closed, hand_over), []).append(q)
+        columns_after: dict[tuple[int, ...], tuple[list[tuple[int, ...]], np.ndarray]] = {}
         for (closed, hand_over), members in sorted(by_hand_over.items()):
-            after = np.stack([tdwa.block_rows[k][tdwa.block_pick[s, k]] for s in hand_over])
-            columns, which = np.unique(after, axis=1, return_inverse=True)
-            column_keys = [(closed, hand_over, tuple(column)) for column in columns.T.tolist()]
+            distinct = columns_after.get(hand_over)     # the same for every lexeme handing over so
+            if distinct is None:
+                distinct = columns_after[hand_over] = _distinct_columns(
+                    np.stack([tdwa.block_rows[k][tdwa.block_pick[s, k]] for s in hand_over]))
+            columns, which = distinct
+            column_keys = [(closed, hand_over, column) for column in columns]
             keys.update(key for key in column_keys if any(o != NO_OUTCOME for o in key[2]))
-            plans.append((k, members, column_keys, which.reshape(-1)))
+            plans.append((k, members, column_keys, which))
     if max_outcomes is not None and len(outcomes) + len(keys) > max_outcomes:
         raise LimitExceeded("max_outcomes_auto", max_outcomes, "terminal DWA",
                             f"spelling out the closes gives up to {len(outcomes) + len(keys):,} token outcomes")
@@ -484,6 +495,16 @@ def spell_out_closes(tdwa: TerminalDWA, lexer: LexerTables, max_outcomes: int | 
         block_pick=block_pick,
         eos_outcome=tdwa.eos_outcome,
     )
+
+
+def _distinct_columns(after: np.ndarray) -> tuple[list[tuple[int, ...]], np.ndarray]:
+    """The distinct columns of `after` (outcome ids per hand-over START x class), sorted, and each
+    class's column among them."""
+    if len(after) == 1:       # one START: a 1-D unique, much cheaper than one over columns
+        values, which = np.unique(after[0], return_inverse=True)
+        return [(v,) for v in values.tolist()], which.reshape(-1)
+    columns, which = np.unique(after, axis=1, return_inverse=True)
+    return [tuple(column) for column in columns.T.tolist()], which.reshape(-1)
 
 
 def _ignored_only(lexer: LexerTables) -> np.ndarray:
