@@ -37,7 +37,7 @@ _BY_TYPE = {
     "array": frozenset({"items", "prefixItems", "minItems", "maxItems", "additionalItems"}),
     "string": frozenset({"minLength", "maxLength", "format", "pattern"}),
     "integer": frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}),
-    "number": frozenset(),
+    "number": frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}),
     "boolean": frozenset(),
     "null": frozenset(),
 }
@@ -45,6 +45,7 @@ _GENERAL = frozenset({"type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref"
 _SUPPORTED = _GENERAL.union(*_BY_TYPE.values())
 TYPES = tuple(_BY_TYPE)
 MAX_REPEAT = 1000       # the most items minItems/maxItems spell out
+_BOUNDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
 
 _CHAR = r'(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})'
 _INT = r"-?(?:0|[1-9][0-9]*)"
@@ -267,10 +268,28 @@ class _Lowering:
         return self.new_rule(f'{self.terminal("true", "lit")} | {self.terminal("false", "lit")}')
 
     def lower_number(self, node: Mapping, path: tuple[str, ...]) -> str:
-        for key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"):
-            if key in node:
-                raise self.unsupported(path + (key,), f"{key} is supported for integers only")
-        return self.terminal(_NUMBER, "number")
+        bounds = {key: self.bound(node, key, path) for key in _BOUNDS if key in node}
+        if not bounds:
+            return self.terminal(_NUMBER, "number")
+        for key, value in bounds.items():
+            if value != int(value):
+                raise self.unsupported(path + (key,), f"{key} on a number is supported at integer values only")
+        low = max(((int(v), k == "exclusiveMinimum") for k, v in bounds.items() if k.endswith("inimum")), default=None)
+        high = min(((int(v), k != "exclusiveMaximum") for k, v in bounds.items() if k.endswith("aximum")),
+                   default=None)
+        pattern = number_range(low[0] if low else None, bool(low and low[1]),
+                               high[0] if high else None, bool(high and not high[1]))
+        if pattern is None:
+            raise self.unsupported(path, "no number lies within these bounds")
+        return self.terminal(pattern, "number")
+
+    def bound(self, node: Mapping, key: str, path: tuple[str, ...]) -> int | float:
+        """The value of a minimum/maximum keyword (numbers only: draft 4's boolean form is refused)."""
+        value = node[key]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise self.unsupported(path + (key,), f"{key} must be a finite number (draft 4's boolean form "
+                                   "is not supported)")
+        return value
 
     def lower_integer(self, node: Mapping, path: tuple[str, ...]) -> str:
         low, high = -float("inf"), float("inf")
@@ -278,11 +297,7 @@ class _Lowering:
                  "maximum": math.floor, "exclusiveMaximum": lambda v: math.ceil(v) - 1}   # the integers inside
         for key, edge_of in edges.items():
             if key in node:
-                value = node[key]
-                if isinstance(value, bool) or not isinstance(value, (int, float)):
-                    raise self.unsupported(path + (key,), f"{key} must be a number (draft 4's boolean form "
-                                           "is not supported)")
-                edge = edge_of(value)
+                edge = edge_of(self.bound(node, key, path))
                 if key.endswith("inimum"):
                     low = max(low, edge)
                 else:
@@ -402,20 +417,68 @@ def integer_range(low: int | None, high: int | None) -> str:
     return "(?:" + "|".join(parts) + ")"
 
 
+def number_range(low: int | None, low_exclusive: bool, high: int | None, high_exclusive: bool) -> str | None:
+    """A regexp for the JSON numbers in plain decimal (no exponent) between integer bounds (None: open),
+    each inclusive or exclusive; None if there are none. "-0" and "-0.0" are 0, as for jsonschema."""
+    sides = []
+    # magnitudes u = I + f of the numbers written without a minus: u >= 0 and low <= u <= high
+    if high is None or high > 0 or (high == 0 and not high_exclusive):
+        if low is None or low < 0:
+            low_u, low_u_exclusive = 0, False
+        else:
+            low_u, low_u_exclusive = low, low_exclusive
+        sides.append(_magnitudes(low_u, low_u_exclusive, high, high_exclusive))
+    # with a minus, -u: low <= -u <= high, i.e. -high <= u <= -low
+    if low is None or low < 0 or (low == 0 and not low_exclusive):
+        if high is None or high > 0 or (high == 0 and not high_exclusive):
+            low_u, low_u_exclusive = 0, False
+        else:
+            low_u, low_u_exclusive = -high, high_exclusive
+        negative = _magnitudes(low_u, low_u_exclusive, None if low is None else -low, low_exclusive)
+        sides.append([(width, "-" + regexp) for width, regexp in negative])
+    alternatives = [regexp for _, regexp in sorted((a for side in sides for a in side), key=lambda a: -a[0])]
+    return "(?:" + "|".join(alternatives) + ")" if alternatives else None
+
+
+_ANY_FRACTION = r"(?:\.[0-9]+)?"
+
+
+def _magnitudes(low: int, low_exclusive: bool, high: int | None, high_exclusive: bool) -> list[tuple[float, str]]:
+    """(integer part's width, regexp) per alternative for the unsigned plain decimals u = I.F with
+    low <= u <= high (0 <= low; high None: open), each bound inclusive or exclusive. Sorted widest
+    first by the caller: leftmost-first matching must not end the number early."""
+    # I.F >= low iff I >= low; > low iff I > low, or I == low with a fraction not all zeros;
+    # I.F <= high iff I < high, or I == high with no fraction or zeros; < high iff I < high
+    out: list[tuple[float, str]] = []
+    first, last = (low + 1 if low_exclusive else low), (None if high is None else high - 1)
+    if last is None or first <= last:
+        out += [(width, f"(?:{regexp}){_ANY_FRACTION}") for width, regexp in _naturals_by_width(first, last)]
+    if high is not None and not high_exclusive and (high > low or (high == low and not low_exclusive)):
+        out.append((len(str(high)), f"{high}(?:\\.0+)?"))
+    if low_exclusive and (high is None or low < high):
+        out.append((len(str(low)), f"{low}\\.[0-9]*[1-9][0-9]*"))
+    return out
+
+
 def _naturals(low: int, high: int | None) -> str:
     """Regexp for the decimal naturals in [low, high] (high None: unbounded)."""
-    # widest first: a terminal's regexp matches leftmost-first (as lark's re.match), so a shorter
-    # alternative listed first would end the number early
+    return "|".join(regexp for _, regexp in _naturals_by_width(low, high))
+
+
+def _naturals_by_width(low: int, high: int | None) -> list[tuple[float, str]]:
+    """(width, regexp) alternatives for the decimal naturals in [low, high] (high None: unbounded),
+    widest first: a terminal's regexp matches leftmost-first (as lark's re.match), so a shorter
+    alternative listed first would end the number early."""
     if high is None:
         width = len(str(low))
-        return f"[1-9][0-9]{{{width},}}|" + _naturals(low, 10 ** width - 1)
-    alternatives: list[str] = []
+        return [(math.inf, f"[1-9][0-9]{{{width},}}")] + _naturals_by_width(low, 10 ** width - 1)
+    alternatives: list[tuple[float, str]] = []
     for width in range(len(str(high)), len(str(low)) - 1, -1):
         lo = max(low, 10 ** (width - 1) if width > 1 else 0)
         hi = min(high, 10 ** width - 1)
         if lo <= hi:
-            alternatives += _same_width(str(lo), str(hi))
-    return "|".join(alternatives)
+            alternatives += [(width, regexp) for regexp in _same_width(str(lo), str(hi))]
+    return alternatives
 
 
 def _same_width(lo: str, hi: str) -> list[str]:

@@ -18,7 +18,7 @@ from devtools.builds import built
 from glrmask_cli.api import json_schema_grammar
 from glrmask_cli.check import load_checker
 from glrmask_cli.cli import cli
-from glrmask_cli.json_schema import SchemaUnsupported, integer_range
+from glrmask_cli.json_schema import SchemaUnsupported, integer_range, number_range
 from tests.support.masks import assert_masks_equal
 
 PERSON = {
@@ -57,6 +57,47 @@ def test_integer_ranges_are_exact_and_match_whole_numbers():
             assert (pattern.fullmatch(str(n)) is not None) == inside, (low, high, n)
             if inside:      # leftmost-first matching must not stop early (the lexer's rule)
                 assert pattern.match(str(n)).group() == str(n), (low, high, n)
+
+
+def plain_decimals() -> list[str]:
+    """JSON numbers without exponents around small integers: signs, -0, fractions with zeros."""
+    out = {str(i) for i in range(-130, 131)} | {"-0", "-0.0", "0.0", "-0.000", "0.000001", "-0.000001"}
+    for i in range(0, 130, 3):
+        out |= {f"{sign}{i}{frac}" for sign in ("", "-") for frac in (".0", ".00", ".5", ".999", ".001", ".10")}
+    return sorted(out)
+
+
+def test_number_ranges_are_exact_in_plain_decimal():
+    import re
+    texts = plain_decimals()
+    bounds = [None, -100, -3, -1, 0, 1, 3, 10, 99, 100, 101]
+    for low, high in itertools.product(bounds, bounds):
+        for low_exclusive, high_exclusive in itertools.product([False, True], repeat=2):
+            if (low is None and low_exclusive) or (high is None and high_exclusive):
+                continue
+            pattern = number_range(low, low_exclusive, high, high_exclusive)
+            for text in texts:
+                value = json.loads(text)
+                inside = ((low is None or (value > low if low_exclusive else value >= low))
+                          and (high is None or (value < high if high_exclusive else value <= high)))
+                assert (pattern is not None and re.fullmatch(pattern, text) is not None) == inside, \
+                    (low, low_exclusive, high, high_exclusive, text)
+                if inside:      # leftmost-first matching must not stop early (the lexer's rule)
+                    assert re.match(pattern, text).group() == text
+
+
+@pytest.mark.parametrize("schema", [
+    {"type": "number", "minimum": 0, "exclusiveMaximum": 100},
+    {"type": "number", "exclusiveMinimum": -3, "maximum": 3.0},
+    {"type": "number", "maximum": -1},
+    {"type": ["number", "null"], "minimum": 1},
+])
+def test_bounded_numbers_get_jsonschemas_verdict_but_no_exponent(schema, tmp_path):
+    check = checker_for(schema, tmp_path)
+    validator = jsonschema.Draft202012Validator(schema)
+    for text in plain_decimals() + ["1e2", "-1e0", "2.5E-1", "null"]:
+        expected = validator.is_valid(json.loads(text)) and "e" not in text.lower()   # the departure
+        assert check.check_bytes(text.encode()).ok == expected, (schema, text)
 
 
 def test_objects_get_jsonschemas_verdict_on_every_key_subset_and_order(tmp_path):

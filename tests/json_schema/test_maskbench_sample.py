@@ -1,7 +1,8 @@
 """The MaskBench sample (../shared/corpora/json-schema/maskbench-sample: 202 schemas with valid and
 invalid instances): each schema lowers and builds (its front end) or is refused with
 SchemaUnsupported / a build limit, and on every instance of a lowered schema our verdict is the
-`jsonschema` package's (formats asserted, docs/json-schema.md), up to the property-order departure.
+`jsonschema` package's (formats asserted, docs/json-schema.md), up to the property-order departure
+and the plain-decimal spelling of bounded numbers.
 `make test` takes every 4th file; `make test-full` all of them."""
 
 from __future__ import annotations
@@ -37,6 +38,17 @@ def _ordered(schema, instance) -> bool:
     return True
 
 
+def _has_exponent(instance) -> bool:
+    """A number spelled with an exponent (json.dumps writes 1e-05, 1e+20): the bounded-number departure."""
+    if isinstance(instance, float):
+        return "e" in json.dumps(instance)
+    if isinstance(instance, dict):
+        return any(_has_exponent(v) for v in instance.values())
+    if isinstance(instance, list):
+        return any(_has_exponent(v) for v in instance)
+    return False
+
+
 @pytest.mark.parametrize("step", TIERS)
 def test_sample_verdicts_equal_jsonschemas(step, tmp_path):
     files = sorted(corpus_path("json-schema/maskbench-sample").glob("*.json"))[::step]
@@ -58,7 +70,8 @@ def test_sample_verdicts_equal_jsonschemas(step, tmp_path):
             expected = _verdict(data["schema"], instance)
             ours = check.check_bytes(json.dumps(instance, ensure_ascii=False).encode()).ok
             if ours != expected:
-                assert expected and not _ordered(data["schema"], instance), (f.name, instance)
+                assert expected and (not _ordered(data["schema"], instance) or _has_exponent(instance)), \
+                    (f.name, instance)
             checked += 1
     # measured on all 202: 149 lowered, 556 instances, every verdict jsonschema's
     assert compiled >= len(files) * 3 // 5, (compiled, refused)
