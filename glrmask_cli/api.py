@@ -29,6 +29,7 @@ from typing import Any
 import glrmask_runtime
 from glrmask_cli import build_cache
 from glrmask_cli.errors import GrammarSyntaxError
+from glrmask_cli.grammar import GrammarSpec
 from glrmask_cli.json_schema import Whitespace, schema_to_lark
 from glrmask_cli.lexer_option import DEFAULT_LEXER, LexerKind
 from glrmask_cli.limits import DEFAULTS, BuildLimits
@@ -85,7 +86,7 @@ def compile_grammar(grammar: str | os.PathLike[str], *, tokenizer: Any = "gpt2",
     UnsupportedFeature, TokenizerError, LimitExceeded, ...)."""
     began = time.perf_counter()
     with GrammarFile(grammar) as path:
-        spec = load_grammar_stage(path, start=start, progress=progress)
+        spec = _grammar_spec(grammar, path, start, progress)
         vocab = tokenizer_vocabulary(tokenizer, pattern=tokenizer_pattern, eos_tokens=eos_tokens,
                                      vocab_size=vocab_size)
         key = build_cache.build_key(spec, vocab.fingerprint, vocab.eos_ids, layout, limits, lexer)
@@ -99,13 +100,38 @@ def compile_grammar(grammar: str | os.PathLike[str], *, tokenizer: Any = "gpt2",
     return GrammarArtifact(data, artifact_metadata(compiled), stored, False, time.perf_counter() - began)
 
 
+_TEXT_SPECS: OrderedDict[tuple[str, str | None], GrammarSpec] = OrderedDict()
+_TEXT_SPECS_KEPT = 256
+_text_specs_lock = threading.Lock()
+
+
+def _grammar_spec(grammar: str | os.PathLike[str], path: Path, start: str | None, progress: Progress) -> GrammarSpec:
+    """The loaded grammar; for Lark text (a lowered JSON Schema, say), kept per process by the text's
+    sha256, since text decides its grammar alone (a repeated schema then skips lark's loader: a build
+    cache hit in about 1 ms instead of 8). A file is loaded every time (it or its imports may change)."""
+    if GrammarFile.is_path(grammar):
+        return load_grammar_stage(path, start=start, progress=progress)
+    key = (hashlib.sha256(str(grammar).encode()).hexdigest(), start)
+    with _text_specs_lock:
+        spec = _TEXT_SPECS.get(key)
+        if spec is not None:
+            _TEXT_SPECS.move_to_end(key)
+            return spec
+    spec = load_grammar_stage(path, start=start, progress=progress)
+    with _text_specs_lock:
+        _TEXT_SPECS[key] = spec
+        while len(_TEXT_SPECS) > _TEXT_SPECS_KEPT:
+            _TEXT_SPECS.popitem(last=False)
+    return spec
+
+
 def load_json_schema(schema: Any) -> Any:
     """A JSON Schema given as a path to a .json file, JSON text, or the parsed value (dict or bool);
     GrammarSyntaxError if it is not JSON."""
     if isinstance(schema, (dict, bool)):
         return schema
     where, text = "<schema>", schema
-    if isinstance(schema, os.PathLike) or ("\n" not in schema and Path(schema).is_file()):   # as GrammarFile
+    if GrammarFile.is_path(schema):
         where = os.fspath(schema)
         try:
             text = Path(where).read_text(encoding="utf-8")
@@ -175,12 +201,18 @@ class GrammarFile:
         self.grammar = grammar
         self.temp: tempfile.TemporaryDirectory | None = None
 
+    @staticmethod
+    def is_path(grammar: str | os.PathLike[str]) -> bool:
+        """A path (a PathLike, or a one-line string naming a file), not Lark text."""
+        return isinstance(grammar, os.PathLike) or ("\n" not in grammar and Path(grammar).is_file())
+
     def __enter__(self) -> Path:
-        if isinstance(self.grammar, os.PathLike) or ("\n" not in self.grammar and Path(self.grammar).is_file()):
+        if self.is_path(self.grammar):
             return Path(self.grammar)
+        text = str(self.grammar)
         self.temp = tempfile.TemporaryDirectory(prefix="glrmask-")
-        path = Path(self.temp.name) / f"grammar-{hashlib.sha256(self.grammar.encode()).hexdigest()[:12]}.lark"
-        path.write_text(self.grammar, encoding="utf-8")
+        path = Path(self.temp.name) / f"grammar-{hashlib.sha256(text.encode()).hexdigest()[:12]}.lark"
+        path.write_text(text, encoding="utf-8")
         return path
 
     def __exit__(self, *exc: object) -> None:

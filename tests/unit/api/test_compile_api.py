@@ -27,6 +27,24 @@ def test_a_second_build_comes_from_the_cache_with_the_same_bytes():
     assert again.metadata == first.metadata
 
 
+def test_repeated_text_is_loaded_once_but_a_file_every_time(monkeypatch, tmp_path):
+    """Lark text decides its grammar alone, so a repeated one (a per-request JSON Schema) skips lark's
+    loader; a file may change, so it is loaded again, and a change reaches the artifact."""
+    loads = []
+    real = glrmask_cli.api.load_grammar_stage
+    monkeypatch.setattr(glrmask_cli.api, "load_grammar_stage", lambda *a, **k: loads.append(a) or real(*a, **k))
+    text = GRAMMAR + "// loaded once\n"
+    first = glrmask_cli.compile_grammar(text, tokenizer="gpt2")
+    again = glrmask_cli.compile_grammar(text, tokenizer="gpt2")
+    assert again.from_cache and again.data == first.data and len(loads) == 1
+    path = tmp_path / "g.lark"
+    path.write_text(text)
+    glrmask_cli.compile_grammar(path, tokenizer="gpt2")
+    path.write_text(text.replace("[0-9]+", "[0-9]"))
+    changed = glrmask_cli.compile_grammar(path, tokenizer="gpt2")
+    assert len(loads) == 3 and not changed.from_cache
+
+
 def test_the_cache_key_follows_the_grammar_and_the_options(tmp_path):
     path = tmp_path / "g.lark"
     path.write_text(GRAMMAR)
