@@ -58,6 +58,33 @@ _FORMATS = {
     "ipv4": r"(?:(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\.){3}(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])",
 }
 _FORMATS["date-time"] = _FORMATS["date"] + "[tT]" + _FORMATS["time"]
+_FORMATS["email"] = r'[^"\\\x00-\x1f]*@[^"\\\x00-\x1f]*'       # as jsonschema checks it: an @ somewhere
+
+
+def _ipv6() -> str:
+    """RFC 4291 text forms, as Python's ipaddress reads them: 8 groups of 1-4 hex digits, the last
+    two possibly an IPv4 address, at most one "::" standing for one or more zero groups."""
+    group, ipv4 = "[0-9a-fA-F]{1,4}", _FORMATS["ipv4"]
+
+    def run(n: int) -> str:        # n groups separated by ":"
+        return "" if n == 0 else group + (f"(?::{group}){{{n - 1}}}" if n > 1 else "")
+
+    def tail(units: int) -> list[str]:    # `units` 16-bit units after a "::" or at the end
+        forms = [run(units)]
+        if units == 2:
+            forms.append(ipv4)
+        elif units > 2:
+            forms.append(run(units - 2) + ":" + ipv4)
+        return forms
+
+    forms = tail(8)
+    for left in range(8):
+        for right in range(8 - left):
+            forms += [run(left) + "::" + form for form in tail(right)]
+    return "(?:" + "|".join(dict.fromkeys(forms)) + ")"
+
+
+_FORMATS["ipv6"] = _ipv6()
 
 
 class SchemaUnsupported(GrammarError):

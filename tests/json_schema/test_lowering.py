@@ -100,6 +100,32 @@ def test_bounded_numbers_get_jsonschemas_verdict_but_no_exponent(schema, tmp_pat
         assert check.check_bytes(text.encode()).ok == expected, (schema, text)
 
 
+FORMAT_SAMPLES = {
+    "ipv6": ["::", "::1", "1::", "1:2:3:4:5:6:7:8", "1:2:3:4:5:6:7::", "::2:3:4:5:6:7:8", "1::2:3:4:5:6:7:8",
+             "::ffff:1.2.3.4", "1:2:3:4:5:6:1.2.3.4", "1:2:3:4:5:1.2.3.4", "::1.2.3.4", "1.2.3.4", "::01.2.3.4",
+             "12345::", "fe80::1%eth0", ":::", "1::2::3", "::256.1.1.1", "ABCD:ef01::", "1:2:3:4:5:6:7",
+             "1:2:3:4:5:6:7:8:9", ":1::", "0:0:0:0:0:0:0:0", "1:2:3:4:5:6::1.2.3.4", "g::", ""],
+    "email": ["a@b", "@", "no at", "x@y@z", "", "a.b+c@d-e.f", " @ "],
+    "date": ["2024-02-29", "2024-13-01", "24-01-01", "2024-01-32", "2024-1-01"],
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMAT_SAMPLES))
+def test_formats_get_jsonschemas_verdict(fmt, tmp_path):
+    """Each format against jsonschema's format checker (ipv6: Python's ipaddress), on samples and,
+    for ipv6, on random colon-separated pieces."""
+    schema = {"type": "string", "format": fmt}
+    check = checker_for(schema, tmp_path)
+    validator = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
+    samples = list(FORMAT_SAMPLES[fmt])
+    if fmt == "ipv6":
+        rng = random.Random(5)
+        pieces = ["", "0", "1", "ab", "ffff", "12345", "1.2.3.4", "01.2.3.4"]
+        samples += [":".join(rng.choice(pieces) for _ in range(rng.randrange(1, 10))) for _ in range(3000)]
+    for text in samples:
+        assert check.check_bytes(json.dumps(text).encode()).ok == validator.is_valid(text), (fmt, text)
+
+
 def test_objects_get_jsonschemas_verdict_on_every_key_subset_and_order(tmp_path):
     check = checker_for(PERSON, tmp_path)
     values = {"name": ["", "bob", "toolong!"], "age": [0, 149, 150, -1, 1.5], "tags": [[], ["a"], ["b", None],
