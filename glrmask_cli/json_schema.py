@@ -128,8 +128,15 @@ class _Lowering:
     # -- helpers -----------------------------------------------------------------------------------
 
     def terminal(self, pattern: str, hint: str) -> str:
+        """The terminal for `pattern`, named after `hint` (what it is: messages name it), made unique."""
         if pattern not in self.terminals:
-            self.terminals[pattern] = f"{hint.upper()}_{len(self.terminals)}"
+            base = re.sub(r"[^A-Z0-9]+", "_", hint.upper().replace("-", "M")).strip("_")[:32] or "T"
+            base = base if base[0].isalpha() else "T_" + base
+            taken = set(self.terminals.values())
+            name, k = base, 2
+            while name in taken:
+                name, k = f"{base}_{k}", k + 1
+            self.terminals[pattern] = name
         return self.terminals[pattern]
 
     def new_rule(self, body: str, hint: str = "s") -> str:
@@ -264,7 +271,7 @@ class _Lowering:
 
     def literal(self, value: Any) -> str:
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-        return self.terminal(re.escape(text), "lit")
+        return self.terminal(re.escape(text), text if isinstance(value, (bool, type(None))) else f"lit {text}")
 
     def valid_literal(self, value: Any, node: Mapping) -> bool:
         t = node.get("type")
@@ -308,7 +315,7 @@ class _Lowering:
                                high[0] if high else None, bool(high and not high[1]))
         if pattern is None:
             raise self.unsupported(path, "no number lies within these bounds")
-        return self.terminal(pattern, "number")
+        return self.terminal(pattern, "number " + _span(low and low[0], high and high[0]))
 
     def bound(self, node: Mapping, key: str, path: tuple[str, ...]) -> int | float:
         """The value of a minimum/maximum keyword (numbers only: draft 4's boolean form is refused)."""
@@ -331,9 +338,10 @@ class _Lowering:
                     high = min(high, edge)
         if low > high:
             raise self.unsupported(path, "no integer lies within these bounds")
-        pattern = _INT if low == -float("inf") and high == float("inf") else integer_range(
-            None if low == -float("inf") else int(low), None if high == float("inf") else int(high))
-        return self.terminal(pattern, "int")
+        if low == -float("inf") and high == float("inf"):
+            return self.terminal(_INT, "int")
+        lo, hi = None if low == -float("inf") else int(low), None if high == float("inf") else int(high)
+        return self.terminal(integer_range(lo, hi), "int " + _span(lo, hi))
 
     def lower_string(self, node: Mapping, path: tuple[str, ...]) -> str:
         low, high = node.get("minLength", 0), node.get("maxLength")
@@ -343,7 +351,7 @@ class _Lowering:
                 raise self.unsupported(path + ("pattern",), "a pattern together with lengths or a format is "
                                        "not supported")
             try:
-                return self.terminal('"' + content_regexp(node["pattern"]) + '"', "string")
+                return self.terminal('"' + content_regexp(node["pattern"]) + '"', "pattern")
             except PatternUnsupported as e:
                 raise self.unsupported(path + ("pattern",), str(e)) from None
         if fmt is not None:
@@ -351,9 +359,11 @@ class _Lowering:
                 raise self.unsupported(path + ("format",), f"format {fmt!r} is not supported")
             if low or high is not None:
                 raise self.unsupported(path + ("minLength",), "lengths together with a format are not supported")
-            return self.terminal('"' + _FORMATS[fmt] + '"', "string")
-        count = "*" if (low, high) == (0, None) else f"{{{low},{'' if high is None else high}}}"
-        return self.terminal('"' + _CHAR + count + '"', "string")
+            return self.terminal('"' + _FORMATS[fmt] + '"', fmt)
+        if (low, high) == (0, None):
+            return self.terminal('"' + _CHAR + '*"', "string")
+        count = f"{{{low},{'' if high is None else high}}}"
+        return self.terminal('"' + _CHAR + count + '"', f"string {_span(low or None, high)} chars")
 
     def lower_array(self, node: Mapping, path: tuple[str, ...]) -> str:
         items = node.get("items", True)
@@ -414,6 +424,13 @@ class _Lowering:
                 later = f"COMMA {member} {after or ''}".strip()
                 after = self.new_rule(later if is_required else f"{later} | {after}" if after else f"[{later}]", "o")
         return self.new_rule(f"LBRACE {first or ''} RBRACE".replace("  ", " "), "obj")
+
+
+def _span(low: int | None, high: int | None) -> str:
+    """Bounds as a terminal name says them: "0 to 150", "from 3", "to 40" (None: open)."""
+    if low is not None and high is not None:
+        return f"{low} to {high}"
+    return f"from {low}" if low is not None else f"to {high}"
 
 
 def _constraining(node: Mapping) -> bool:

@@ -205,6 +205,14 @@ def test_fractional_integer_bounds_keep_the_integers_inside(tmp_path):
         assert check.check_bytes(str(n).encode()).ok == validator.is_valid(n), n
 
 
+def test_rejections_name_what_the_schema_expects(tmp_path):
+    """Generated terminals are named after what they are, so a rejection reads in the schema's terms."""
+    check = checker_for(PERSON, tmp_path)
+    assert "expected LIT_NAME" in check.check_bytes(b'{"nam": "x"}').reason
+    assert "INT_0_TO_149" in check.check_bytes(b'{"name": "x", "age": 1500}').reason
+    assert "LIT_A, LIT_B, NULL" in check.check_bytes(b'{"name": "x", "tags": ["c"]}').reason
+
+
 def test_annotations_and_vendor_keywords_are_ignored():
     plain = json_schema_grammar({"type": "integer"})
     assert json_schema_grammar({"type": "integer", "title": "t", "x-vendor": 1, "examples": [1]}) == plain
