@@ -14,7 +14,7 @@ unchanged. States are immutable, so `copy()` and
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Sequence, cast
 
 import numpy as np
 
@@ -151,30 +151,34 @@ class Matcher:
         known = walked.masks.get(q)
         if known is not None:        # mask() then commit(), or the same stacks and lexer state again
             return known
-        art = self._art
-        stacks = state.stacks
-        memo = art.mask_memo
-        if (not memo.limit or walked.by_root or walked.after_close
-                or (len(stacks) == 1 and not art.closes[q] and len(art.roots_at(q, stacks[0].state)) <= 1)):
-            # the memo is off, the walks on these stacks are made already, or one walk is cheaper
+        key = self._remembered(walked, q)
+        if key is None:
             key = self._mask_key(walked, q)
-        else:
-            found = memo.lookup(q, stacks)
-            if isinstance(found, Miss) and not found.again:
-                key = self._mask_key(walked, q)     # a first miss here: on the real stacks
-            else:
-                if isinstance(found, Miss):     # compute on shadows of the stacks, to learn what it reads
-                    shadows, shadowed = walked.shadowed()
-                    key = self._mask_key(shadowed, q)
-                    closed = shadowed.closed
-                    found = memo.file(found, shadows, key,
-                                      {s: closed[s].stacks for s, _, _ in art.closes[q] if s in closed})
-                (key, closes), seen = found
-                if closes:
-                    walked.first_closes = _Closes(closes, seen)
-        mask = key if isinstance(key, int) else _combined(art, *key)
+        mask = key if isinstance(key, int) else _combined(self._art, *key)
         walked.masks[q] = mask
         return mask
+
+    def _remembered(self, walked: _Walked, q: int) -> MaskKey | None:
+        """The mask's key from the artifact's memo, learnt there on a second miss at one place (and
+        the stacks after its closes, for `commit`); None where computing on the real stacks is the
+        cheaper way: the memo is off, these stacks' walks are made already, one walk does it, or a
+        first miss."""
+        art, stacks, memo = self._art, walked.stacks, self._art.mask_memo
+        if (not memo.limit or walked.by_root or walked.after_close
+                or (len(stacks) == 1 and not art.closes[q] and len(art.roots_at(q, stacks[0].state)) <= 1)):
+            return None
+        found = memo.lookup(q, stacks)
+        if isinstance(found, Miss):
+            if not found.again:
+                return None
+            shadows, shadowed = walked.shadowed()     # computed on shadows, to learn what it reads
+            key = self._mask_key(shadowed, q)
+            closed = shadowed.closed
+            found = memo.file(found, shadows, key, {s: closed[s].stacks for s, _, _ in art.closes[q] if s in closed})
+        (remembered, closes), seen = found
+        if closes:
+            walked.first_closes = _Closes(closes, seen)
+        return cast(MaskKey, remembered)
 
     def _mask_key(self, walked: _Walked, q: int) -> MaskKey:
         """The mask at lexer state `q` on `walked.stacks`: a pool row id, or the rows to combine
@@ -484,21 +488,17 @@ _NO_STACKS = _Walked(())
 
 
 class _Closes(Mapping[int, tuple[GSSNode, ...]]):
-    """Closing term set -> the stacks after it, made from the memo's templates when first asked for
+    """Closing term set -> the stacks after it, made from the memo's templates when asked for
     (`commit` asks for the one its token closes first)."""
 
-    __slots__ = ("_templates", "_seen", "_made")
+    __slots__ = ("_templates", "_seen")
 
     def __init__(self, templates: dict[int, Template], seen: list[GSSNode]) -> None:
         self._templates = templates
         self._seen = seen
-        self._made: dict[int, tuple[GSSNode, ...]] = {}
 
     def __getitem__(self, set_id: int) -> tuple[GSSNode, ...]:
-        made = self._made.get(set_id)
-        if made is None:
-            made = self._made[set_id] = realize(self._templates[set_id], self._seen)
-        return made
+        return realize(self._templates[set_id], self._seen)
 
     def __iter__(self) -> Iterator[int]:
         return iter(self._templates)
