@@ -74,7 +74,8 @@ def reachable_dwa_dot(art: Artifact, trace: dict[str, Any], depth: int | None) -
         style = ", style=bold" if d in visited else ""
         row = stops.get(d, row_map.get(int(art.accept_of[d]), 0))
         allowed = f"\\nrow {row}: {_count(art, row)} tokens" if row else ""
-        lines.append(f'  d{d} [label="{d}\\naccept {int(art.accept_of[d])}{allowed}"{style}];')
+        emits = "\\nemits" if d in art.emitting else ""
+        lines.append(f'  d{d} [label="{d}\\naccept {int(art.accept_of[d])}{emits}{allowed}"{style}];')
         edges = sorted(art.dwa_edges[d].items())
         shown = [(label, t) for label, t in edges if t in keep and ((d, t) in walked_edges or depth)]
         shown = shown[:MAX_EDGES_SHOWN] + [(label, t) for label, t in shown[MAX_EDGES_SHOWN:] if (d, t) in walked_edges]

@@ -3,7 +3,8 @@
 Input: a loaded `Artifact` and a matcher after a prefix. `trace` re-walks the Parser DWA the way
 `Matcher` does (runtime/glrmask_runtime/matcher.py: one walk per root a top lists at the lexer
 state, down every stack path; then, per runtime close, the close on the stacks and the walks from
-START), recording each walk's DWA states, the LR states it read and the row it ended on.
+START), recording each walk's DWA states, the LR states it read, the row it ended on and the rows
+of the emitting states it passed (`rows`: all of them).
 `why` adds, for one token: how its bytes lex from the current lexer state, which walk or close let
 it through, and for a masked token the recognizer's own rejection. Both are checked against the
 mask in tests (tests/unit/cli/test_explain.py), so an explanation never disagrees with `mask()`.
@@ -38,7 +39,7 @@ def trace(art: Artifact, matcher: Matcher) -> dict[str, Any]:
                            "stacks_after": len(after),
                            "walks": [w for start, part in art.split_by_start(after)
                                      for w in _walks(art, part, start, allowed)]})
-    rows = {w["row"] for w in walks if w["row"]} | {w["row"] for c in closes for w in c["walks"] if w["row"]}
+    rows = {r for w in walks for r in w["rows"]} | {r for c in closes for w in c["walks"] for r in w["rows"]}
     q = threads[0].lexer_state
     can_become = _terms(art, int(art.lexer.viable_sets[q])) if q != START else []
     return {"lexer_state": q, "threads": [t.lexer_state for t in threads], "open_lexeme_can_become": can_become,
@@ -66,11 +67,11 @@ def why(art: Artifact, matcher: Matcher, token_id: int) -> dict[str, Any]:
     if not art.contextual:     # with the contextual lexer the split depends on each stack's context
         result["lexing"] = _lexing(art, walked["lexer_state"], data)
     result["tops"] = walked["tops"]
-    through = [dict(w, via="walk") for w in walked["walks"] if _has(art, w["row"], token_id)]
+    through = [dict(w, via="walk") for w in walked["walks"] if _has_any(art, w["rows"], token_id)]
     for close in walked["closes"]:
         if _has(art, close["closing_tokens_row"], token_id):
             through += [dict(w, via="close", closes_as=close["closes_as"]) for w in close["walks"]
-                        if _has(art, w["row"], token_id)]
+                        if _has_any(art, w["rows"], token_id)]
     result["decided_by"] = through
     if allowed:
         result["reason"] = _allowed_reason(through[0]) if through else "allowed"
@@ -96,18 +97,21 @@ def _walks(art: Artifact, stacks: tuple[GSSNode, ...], q: int, allowed: frozense
         for root in roots:
             if allowed is not None and root not in allowed:
                 continue
-            steps, d = [], root
+            steps, d, emitted = [], root, []
             for depth, lr_state in enumerate(path):
                 nxt = art.dwa_edges[d].get(lr_state, art.dwa_default[d])
                 steps.append({"dwa": d, "read": lr_state, "next": nxt})
                 if nxt == NO_STATE:
                     break
+                if d in art.emitting:
+                    emitted.append({"dwa": d, "row": int(row_map.get(int(art.accept_of[d]), 0))})
                 d = nxt
                 if depth == len(path) - 1:
                     steps.append({"dwa": d, "read": None, "next": NO_STATE})
-            accept = int(art.accept_of[d])
-            out.append({"path": path, "root": root, "steps": steps, "stopped_at": d,
-                        "row": int(row_map.get(accept, 0))})
+            row = int(row_map.get(int(art.accept_of[d]), 0))
+            out.append({"path": path, "root": root, "steps": steps, "stopped_at": d, "row": row,
+                        "emitted": [e for e in emitted if e["row"]],
+                        "rows": sorted({e["row"] for e in emitted if e["row"]} | ({row} if row else set()))})
     return out
 
 
@@ -126,6 +130,10 @@ def _paths(stacks: tuple[GSSNode, ...]) -> list[list[int]]:
 
 def _has(art: Artifact, row: int, token_id: int) -> bool:
     return bool(row) and bool((int(art.rows_int32[row, token_id >> 5]) >> (token_id & 31)) & 1)
+
+
+def _has_any(art: Artifact, rows: list[int], token_id: int) -> bool:
+    return any(_has(art, row, token_id) for row in rows)
 
 
 # -- names ---------------------------------------------------------------------------------------
@@ -153,8 +161,12 @@ def _lexing(art: Artifact, q: int, data: bytes) -> dict[str, Any]:
 def _allowed_reason(path: dict[str, Any]) -> str:
     read = " ".join(f"{s['dwa']}-[{s['read']}]->" for s in path["steps"] if s["next"] != NO_STATE)
     where = f"after closing the open lexeme as {' | '.join(path['closes_as'])}, " if path["via"] == "close" else ""
-    return (f"allowed: {where}the walk from DWA root {path['root']} ({read or 'no step'} stop at "
-            f"{path['stopped_at']}) ends on row {path['row']}, which has the token")
+    walk = f"the walk from DWA root {path['root']} ({read or 'no step'} stop at {path['stopped_at']})"
+    passed = [e for e in path["emitted"] if e["row"] != path["row"]]
+    if passed:
+        rows = ", ".join(f"{e['row']} (emitted by {e['dwa']})" for e in passed)
+        return f"allowed: {where}{walk} takes rows {rows} and {path['row']} (stop); one has the token"
+    return f"allowed: {where}{walk} ends on row {path['row']}, which has the token"
 
 
 def _text(data: bytes) -> str:
@@ -213,4 +225,5 @@ def _core(top: dict[str, Any]) -> str:
 
 def _walk_line(walk: dict[str, Any], label: str) -> str:
     steps = " ".join(f"{s['dwa']} -[LR {s['read']}]->" for s in walk["steps"] if s["next"] != NO_STATE)
-    return f"{label} root {walk['root']}: {steps} {walk['stopped_at']} stop -> row {walk['row']}"
+    emitted = "".join(f", emitted by {e['dwa']}: row {e['row']}" for e in walk["emitted"])
+    return f"{label} root {walk['root']}: {steps} {walk['stopped_at']} stop -> row {walk['row']}{emitted}"

@@ -33,12 +33,20 @@ from glrmask_cli.output import write_output
 from glrmask_cli.parser.cfg import build_cfg
 from glrmask_cli.parser.lr import LRBuild, build_lr, terminal_followers
 from glrmask_cli.parser.normalize import NormalizedGrammar, normalize
+from glrmask_cli.parser.quotient import LRQuotient, quotient
 from glrmask_cli.parser.stack_effects import EffectGraph, build_effect_graphs, max_read_depth
 from glrmask_cli.parser_dwa.layout import AUTO_ORDER, Layout, ParserDWABuild, build_parser_dwa, closes_at_runtime
 from glrmask_cli.parser_dwa.rows import RowPool, build_rows
 from glrmask_cli.parser_dwa.splice import EffectIndex
 from glrmask_cli.progress import NO_PROGRESS, Progress
-from glrmask_cli.terminal_dwa import LexerContexts, TerminalDWA, build_terminal_dwa, lexer_contexts, spell_out_closes
+from glrmask_cli.terminal_dwa import (
+    LexerContexts,
+    TerminalDWA,
+    build_terminal_dwa,
+    lexer_contexts,
+    merge_terminals,
+    spell_out_closes,
+)
 from glrmask_cli.vocab.registry import load_vocabulary
 from glrmask_cli.vocab.vocabulary import Vocabulary
 from glrmask_runtime.artifact import ARTIFACT_KIND
@@ -61,7 +69,7 @@ class Compiled:
     normalized: NormalizedGrammar
     lr: LRTables
     conflicts: int
-    effects: tuple[EffectGraph, ...]
+    effects: tuple[EffectGraph, ...]                          # over the quotient's states and terminals
     vocab: Vocabulary
     terminal_dwa: TerminalDWA
     parser_dwa: ParserDWABuild
@@ -72,6 +80,7 @@ class Compiled:
     lr_cores: tuple[str, ...] = ()                            # per LR state: its kernel items, readable
     limits_reached: tuple[str, ...] = ()                      # auto layout tries that hit a budget
     contextual: ContextualLexer | None = None                 # lark's contextual lexer (`lexer` is its DFA)
+    quotient: LRQuotient | None = None                        # the LR automaton the Parser DWA reads
 
 
 @dataclass(frozen=True)
@@ -158,7 +167,9 @@ def compile_grammar(grammar_path: str | os.PathLike, *, tokenizer: str | Vocabul
                 tables, grammar.terminals, followers, contexts.hand_over, front.contextual.starts.tolist()))
         else:
             warnings = lexer_build.warnings + tuple(boundary_warnings(tables, grammar.terminals, followers))
-        effects = build_effect_graphs(lr, limits.max_effect_graph_nodes, progress)
+        lr_quotient = quotient(lr, lexer_build.tables.ignored.tolist(),
+                               None if front.contextual is None else front.contextual.start_of)
+        effects = build_effect_graphs(lr_quotient.tables, limits.max_effect_graph_nodes, progress)
         read_depth = max_read_depth(effects)
         if read_depth > limits.max_read_depth:
             raise LimitExceeded("max_read_depth", limits.max_read_depth, "stack effects",
@@ -170,24 +181,25 @@ def compile_grammar(grammar_path: str | os.PathLike, *, tokenizer: str | Vocabul
             raise TokenizerError(f"tokenizer {vocab.name!r} names no EOS token, so no output could ever end; "
                                  "pass --eos-token TEXT or --eos-token ID")
     reached: list[str] = []
-    dwa = _parser_dwa(stages, layout, tables, effects, lr, vocab, limits, progress, reached, front.contextual,
-                      contexts)
+    dwa = _parser_dwa(stages, layout, tables, effects, lr_quotient, vocab, limits, progress, reached,
+                      front.contextual, contexts)
     with stages.stage("rows"):
         rows = build_rows(dwa.dwa, dwa.terminal_dwa, progress, contexts)
     cores = tuple(front.lr.describe_state(state) for state in range(lr.n_states))
     return Compiled(grammar, tables, warnings, front.normalized, lr, len(front.lr.conflicts),
                     effects, vocab, dwa.terminal_dwa, dwa, rows, t, read_depth, limits, cores,
-                    tuple(reached), front.contextual)
+                    tuple(reached), front.contextual, lr_quotient)
 
 
 def _parser_dwa(stages: _Stages, layout: Layout, lexer: LexerTables, effects: tuple[EffectGraph, ...],
-                lr: LRTables, vocab: Vocabulary, limits: BuildLimits, progress: Progress,
+                lr: LRQuotient, vocab: Vocabulary, limits: BuildLimits, progress: Progress,
                 reached: list[str], contextual: ContextualLexer | None,
                 contexts: LexerContexts | None) -> ParserDWABuild:
     """The Terminal DWA and the Parser DWA of `layout`; "auto" tries AUTO_ORDER and takes the first
     layout that stays within max_outcomes_auto / max_nfa_nodes_auto / max_dwa_states_auto (the last
     one within max_nfa_nodes / max_dwa_states, which also cap the earlier tries). Each try that hit
-    a budget is appended to `reached` ("layout one: max_nfa_nodes_auto")."""
+    a budget is appended to `reached` ("layout one: max_nfa_nodes_auto"). The Parser DWA is built over
+    the LR quotient `lr` (its terminal classes in the Terminal DWA's sets) and reads real LR states."""
     tried = AUTO_ORDER if layout == "auto" else (layout,)
     with stages.stage("terminal DWA"):
         deferred = build_terminal_dwa(lexer, vocab.token_bytes, vocab.special_ids, vocab.eos_ids, progress,
@@ -201,24 +213,29 @@ def _parser_dwa(stages: _Stages, layout: Layout, lexer: LexerTables, effects: tu
                 reached.append(f"layout {tried[0]}: max_outcomes_auto")
                 progress.note(f"layout {tried[0]}: max_outcomes_auto reached, trying the next layout")
     index = None
+    term_sets = [lexer.term_set(i) for i in range(lexer.n_term_sets)]
+    ignored = frozenset(int(lr.terminal_class[t]) for t in lexer.ignored)
+    start_of = None if contextual is None else np.asarray(contextual.start_of)[[int(m[0]) for m in lr.members]].tolist()
     for name in tried:
-        tdwa = deferred if closes_at_runtime(name) else spelled
-        if tdwa is None:
+        real = deferred if closes_at_runtime(name) else spelled
+        if real is None:
             continue
         last = name == tried[-1]
         with stages.stage("parser DWA"):
             progress.note(f"layout {name}")
             if index is None:
                 index = EffectIndex(effects)     # once, not per layout or group
+            tdwa, class_sets = merge_terminals(real, term_sets, lr.terminal_class)
             try:
                 return build_parser_dwa(
-                    name, tdwa, lexer, effects, lr,
+                    name, tdwa, class_sets, ignored, effects, lr.tables, state_class=lr.state_class,
                     max_nfa_nodes=limits.max_nfa_nodes if last else min(limits.max_nfa_nodes_auto,
                                                                          limits.max_nfa_nodes),
                     max_dwa_states=limits.max_dwa_states if last else min(limits.max_dwa_states_auto,
                                                                           limits.max_dwa_states),
-                    max_merged_states=limits.max_merged_states, index=index, progress=progress,
-                    start_of=None if contextual is None else contextual.start_of.tolist())
+                    max_merged_states=limits.max_merged_states,
+                    max_cumulative_states=limits.max_cumulative_states, index=index, progress=progress,
+                    start_of=start_of)
             except LimitExceeded as err:
                 if last:
                     raise
@@ -254,6 +271,7 @@ def artifact_sections(c: Compiled) -> dict[str, np.ndarray]:
         "dwa.edge_offsets": offsets, "dwa.edge_labels": labels, "dwa.edge_targets": targets,
         "dwa.default": c.parser_dwa.dwa.default, "dwa.accept_of": c.rows.accept_of,
         "dwa.root_offsets": root_offsets, "dwa.roots": roots,
+        **({"dwa.emits": np.asarray(c.parser_dwa.dwa.emits, dtype=np.uint8)} if any(c.parser_dwa.dwa.emits) else {}),
         "rows.q_offsets": c.rows.q_offsets, "rows.q_accepts": c.rows.q_accepts,
         "rows.q_rows": c.rows.q_rows, "rows.close_offsets": c.rows.close_offsets,
         "rows.close_sets": c.rows.close_sets, "rows.close_rows": c.rows.close_rows,

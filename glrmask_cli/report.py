@@ -92,9 +92,11 @@ def mask_cost(art: Artifact) -> dict[str, Any]:
       i.e. stack states consumed, of one walk (a walk reads at most one state more, where it stops);
     - max_roots_per_lr_state: walks from one top at one lexer state; max_runtime_closes: closes at
       one lexer state;
+    - max_emits_per_walk: the most emitting states on such a path (a walk takes the row of each
+      one it passes, besides the row where it stops; 0 where the DWA has none);
     - max_walks_per_mask: over lexer states, the walks from the top plus each close's walks;
-      max_rows_ored: those walks' rows plus one closing row per close (1 with one walk and no
-      closes: the mask is one row, nothing is OR-ed).
+      max_rows_ored: those walks' rows (1 + max_emits_per_walk each) plus one closing row per
+      close (1 with one walk, no emitting state and no closes: the mask is one row).
     `one_stack_path` is true when the stacks never branch (no LR conflicts, no tied terminals); else
     every count is multiplied by the number of paths of the graph-structured stack."""
     sections = art.container.sections
@@ -116,17 +118,22 @@ def mask_cost(art: Artifact) -> dict[str, Any]:
     walkable = listed * members(art.q_roots)[np.asarray(start_of)]        # LR state x root
     close_sets = [allowed for closes in art.closes for _, _, allowed in closes]
     per_close = (members(close_sets) @ walkable.T).max(axis=1, initial=0) if close_sets else np.zeros(0)
+    edges = (n_states, sections["dwa.edge_offsets"], sections["dwa.edge_targets"], sections["dwa.default"], roots)
+    emitting = np.zeros(n_states, dtype=np.int64)
+    emitting[sorted(art.emitting)] = 1
+    emits = _longest_path(*edges, weight=emitting) if art.emitting else 0
+    per_walk = 1 + (emits or 0)
     walks, rows = [], []
     j = 0
     for q, closes in enumerate(art.closes):
         after = per_close[j:j + len(closes)]
         j += len(closes)
         walks.append(at_lexer_state[q] + after.sum())
-        rows.append(at_lexer_state[q] + len(closes) + after.sum())
+        rows.append((at_lexer_state[q] + after.sum()) * per_walk + len(closes))
     ties = any(len(art.lexer.term_set(int(i))) > 1 for i in np.unique(art.lexer.close_sets))
     return {
-        "max_walk_depth": _longest_path(n_states, sections["dwa.edge_offsets"], sections["dwa.edge_targets"],
-                                        sections["dwa.default"], roots),
+        "max_walk_depth": _longest_path(*edges),
+        "max_emits_per_walk": emits,
         "max_roots_per_lr_state": int(max(at_lexer_state.max(initial=0), per_close.max(initial=0))),
         "max_runtime_closes": max((len(c) for c in art.closes), default=0),
         "max_walks_per_mask": int(max(walks, default=0)),
@@ -136,10 +143,11 @@ def mask_cost(art: Artifact) -> dict[str, Any]:
 
 
 def _longest_path(n_states: int, edge_offsets: np.ndarray, edge_targets: np.ndarray, default: np.ndarray,
-                  roots: Sequence[int]) -> int | None:
-    """The most edges on a path from one of `roots` (labelled and default edges alike); None if a
-    cycle is reachable (a valid artifact's DWA is acyclic). Relaxes all edges at once per round:
-    as many rounds as the answer, each vectorized over the edges."""
+                  roots: Sequence[int], weight: np.ndarray | None = None) -> int | None:
+    """The most edges on a path from one of `roots` (labelled and default edges alike), or with
+    `weight` the largest sum of the weights of the states a path leaves; None if a cycle is
+    reachable (a valid artifact's DWA is acyclic). Relaxes all edges at once per round: as many
+    rounds as the longest path, each vectorized over the edges."""
     if not roots:
         return 0
     default = np.asarray(default, dtype=np.int64)
@@ -150,6 +158,7 @@ def _longest_path(n_states: int, edge_offsets: np.ndarray, edge_targets: np.ndar
     src, dst = np.concatenate([src, with_default]), np.concatenate([dst, default[with_default]])
     order = np.argsort(dst, kind="stable")
     src, dst = src[order], dst[order]
+    step = 1 if weight is None else np.asarray(weight, dtype=np.int64)[src]
     targets, starts = np.unique(dst, return_index=True)
     unreached = np.int64(-(1 << 40))
     dist = np.full(n_states, unreached, dtype=np.int64)
@@ -157,7 +166,7 @@ def _longest_path(n_states: int, edge_offsets: np.ndarray, edge_targets: np.ndar
     for _ in range(n_states + 1):
         if not len(dst):
             break
-        best = np.maximum.reduceat(dist[src] + 1, starts)
+        best = np.maximum.reduceat(dist[src] + step, starts)
         new = dist.copy()
         new[targets] = np.maximum(dist[targets], best)
         if np.array_equal(new, dist):
@@ -197,7 +206,9 @@ def format_report(report: dict[str, Any]) -> str:
 def _mask_cost_lines(cost: dict[str, Any]) -> list[str]:
     depth = "unbounded (cyclic DWA)" if cost["max_walk_depth"] is None else cost["max_walk_depth"]
     paths = "stacks have one path" if cost["one_stack_path"] else "times the paths of the GLR stack"
-    return [f"mask cost     at most {cost['max_walks_per_mask']} walk(s) of at most {depth} steps, "
+    emits = (f", passing at most {cost['max_emits_per_walk']} emitting state(s)" if cost["max_emits_per_walk"]
+             else "")
+    return [f"mask cost     at most {cost['max_walks_per_mask']} walk(s) of at most {depth} steps{emits}, "
             f"{cost['max_rows_ored']} row(s) OR-ed ({paths})",
             f"              most roots of an LR state {cost['max_roots_per_lr_state']}, most runtime closes "
             f"at a lexer state {cost['max_runtime_closes']}"]

@@ -497,6 +497,55 @@ def spell_out_closes(tdwa: TerminalDWA, lexer: LexerTables, max_outcomes: int | 
     )
 
 
+def merge_terminals(tdwa: TerminalDWA, term_sets: Sequence[tuple[int, ...]],
+                    terminal_class: np.ndarray) -> tuple[TerminalDWA, list[tuple[int, ...]]]:
+    """The Terminal DWA over terminal classes (parser/quotient.py): each closed lexeme's and open
+    lexeme's term set becomes the set of its terminals' classes, so tokens that differ only in
+    interchangeable terminals (`==x` and `!=x`) share a trie path and an outcome. Returns it and the
+    class sets its trie sets and finals index (set 0: the empty set). `state_close` keeps the real
+    term sets: the runtime closes lexemes with the real parser. Nodes and outcomes keep their order
+    of first appearance (a node still after its parent)."""
+    index: dict[tuple[int, ...], int] = {(): 0}
+    set_of = np.asarray([index.setdefault(tuple(sorted({int(terminal_class[t]) for t in terms})), len(index))
+                         for terms in term_sets], dtype=np.int64)
+    class_sets = [key for key, _ in sorted(index.items(), key=lambda kv: kv[1])]
+    parent, trie_set, start = tdwa.trie_parent.tolist(), tdwa.trie_set.tolist(), tdwa.trie_start.tolist()
+    nodes: dict[tuple[int, int, int], int] = {}
+    node_of = [0] * len(parent)
+    new_parent, new_set, new_start = [0], [0], [int(start[0])]
+    for node in range(1, len(parent)):
+        triple = (node_of[parent[node]], int(set_of[trie_set[node]]), start[node])
+        found = nodes.get(triple)
+        if found is None:
+            found = nodes[triple] = len(new_parent)
+            new_parent.append(triple[0])
+            new_set.append(triple[1])
+            new_start.append(triple[2])
+        node_of[node] = found
+    outcomes: dict[OutcomeKey, int] = {}
+    remap = np.empty(len(tdwa.outcomes) + 1, dtype=np.int32)    # old id + 1 -> new id (NO_OUTCOME stays)
+    remap[0] = NO_OUTCOME
+    for old, outcome in enumerate(tdwa.outcomes):
+        paths = sorted({(node_of[node], FINAL_END if final == FINAL_END else int(set_of[final]))
+                        for node, final in outcome.paths})
+        key: OutcomeKey = paths[0] if len(paths) == 1 else tuple(paths)
+        remap[old + 1] = outcomes.setdefault(key, len(outcomes))
+    return TerminalDWA(
+        trie_parent=np.asarray(new_parent, dtype=np.int32),
+        trie_set=np.asarray(new_set, dtype=np.int32),
+        trie_start=np.asarray(new_start, dtype=np.int64),
+        outcomes=_outcomes(outcomes),
+        class_of_token=tdwa.class_of_token,
+        n_classes=tdwa.n_classes,
+        class_first=tdwa.class_first,
+        state_close=tdwa.state_close,
+        block_starts=tdwa.block_starts,
+        block_rows=tuple(remap[rows + 1] for rows in tdwa.block_rows),
+        block_pick=tdwa.block_pick,
+        eos_outcome=remap[tdwa.eos_outcome + 1],
+    ), class_sets
+
+
 def _distinct_columns(after: np.ndarray) -> tuple[list[tuple[int, ...]], np.ndarray]:
     """The distinct columns of `after` (outcome ids per hand-over START x class), sorted, and each
     class's column among them."""

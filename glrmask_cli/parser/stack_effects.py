@@ -274,7 +274,7 @@ def _explore(explorer: _Explorer, t: int, max_nodes: int, shared: dict) -> _Expl
     return _Exploration(roots, tuple(_shared_tuple(e, shared) for e in edges), tuple(shifts), tuple(accepts))
 
 
-def _children_first(graph: EffectGraph) -> list[int]:
+def children_first(graph: EffectGraph) -> list[int]:
     """The nodes the roots reach, each after every node it has an edge to (the graph is a DAG)."""
     order: list[int] = []
     done: set[int] = set()
@@ -299,7 +299,7 @@ def max_read_depth(graphs: Sequence[EffectGraph]) -> int:
     deepest = 0
     for graph in graphs:
         longest: dict[int, int] = {}
-        for node in _children_first(graph):
+        for node in children_first(graph):
             longest[node] = max((len(labels) + longest[nxt] for labels, nxt in graph.edges[node]), default=0)
         deepest = max([deepest] + [1 + longest[root] for _, root in graph.roots])
     return deepest
@@ -308,53 +308,63 @@ def max_read_depth(graphs: Sequence[EffectGraph]) -> int:
 @dataclass(frozen=True)
 class Reach:
     """How deep effects starting on one top state look and where they leave the stack: `reads`, the
-    most states one reads; `lowered`, per state left on top afterwards, the most that effects leaving
-    it lower the stack (reads past the exposed state minus writes)."""
+    most states one reads; `after`, per state left on top afterwards, the most that effects leaving
+    it lower the stack (reads past the exposed state minus writes) and the most states they read."""
 
     reads: int
-    lowered: tuple[tuple[int, int], ...]     # (top after the effect, most lowered), sorted
+    after: tuple[tuple[int, int, int], ...]   # (top after the effect, most lowered, most read), sorted
 
 
 def reach_by_top(graph: EffectGraph) -> dict[int, Reach]:
     """Per top state a root reads (ANY included), the `Reach` of the effects starting there."""
     low = -(1 << 30)      # no effect ends below this node: below any real value
-    # node -> (longest read path below it, top after -> most (path length - writes) for effects whose
-    # top is known below the node, the same for effects that end before any further read: their top
-    # is the state read last above the node)
-    best: dict[int, tuple[int, dict[int, int], int]] = {}
-    for node in _children_first(graph):
+    # node -> (longest read path below it; top after -> [most (path length - writes), most path
+    # length] for effects whose top is known below the node; the most path length of effects that
+    # end before any further read: their top is the state read last above the node)
+    best: dict[int, tuple[int, dict[int, list[int]], int]] = {}
+    for node in children_first(graph):
         reads = 0 if graph.finals[node] else low
-        tops: dict[int, int] = {}
+        tops: dict[int, list[int]] = {}
         bare = low
         for writes in graph.finals[node]:
             if writes:
-                tops[writes[-1]] = max(tops.get(writes[-1], low), -len(writes))
+                _raise(tops, writes[-1], -len(writes), 0)
             else:
                 bare = 0
         for labels, nxt in graph.edges[node]:
             below_reads, below_tops, below_bare = best[nxt]
             reads = max(reads, len(labels) + below_reads)
-            for top, lowered in below_tops.items():
-                tops[top] = max(tops.get(top, low), len(labels) + lowered)
+            for top, (lowered, path) in below_tops.items():
+                _raise(tops, top, len(labels) + lowered, len(labels) + path)
             if below_bare == low:
                 continue
             if labels:
                 if labels[-1] == ANY:
                     raise AssertionError("an effect must end on a concrete read (the exposed state)")
-                tops[labels[-1]] = max(tops.get(labels[-1], low), len(labels) + below_bare)
+                _raise(tops, labels[-1], len(labels) + below_bare, len(labels) + below_bare)
             else:
                 bare = max(bare, below_bare)
         best[node] = (reads, tops, bare)
-    found: dict[int, tuple[int, dict[int, int]]] = {}
+    found: dict[int, tuple[int, dict[int, list[int]]]] = {}
     for top, root in graph.roots:
         reads, tops, bare = best[root]
-        now_reads, now_tops = found.setdefault(top, (low, {}))
-        merged = dict(now_tops)
-        for state, lowered in tops.items():
-            merged[state] = max(merged.get(state, low), lowered)
+        now_reads, merged = found.setdefault(top, (low, {}))
+        for state, (lowered, path) in tops.items():
+            _raise(merged, state, lowered, path)
         if bare != low:
             if top == ANY:
                 raise AssertionError("an effect must end on a concrete read (the exposed state)")
-            merged[top] = max(merged.get(top, low), bare)
+            _raise(merged, top, bare, bare)
         found[top] = (max(now_reads, 1 + reads), merged)
-    return {top: Reach(reads, tuple(sorted(tops.items()))) for top, (reads, tops) in found.items()}
+    return {top: Reach(reads, tuple((state, lowered, 1 + path) for state, (lowered, path) in sorted(tops.items())))
+            for top, (reads, tops) in found.items()}
+
+
+def _raise(tops: dict[int, list[int]], top: int, lowered: int, path: int) -> None:
+    """Keep the most lowered and the longest read path per top state."""
+    found = tops.get(top)
+    if found is None:
+        tops[top] = [lowered, path]
+    else:
+        found[0] = max(found[0], lowered)
+        found[1] = max(found[1], path)

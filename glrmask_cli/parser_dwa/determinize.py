@@ -23,6 +23,7 @@ from glrmask_cli.parser_dwa.read_nfa import ReadNFA
 
 NO_STATE = -1
 MAX_DWA_STATES = DEFAULTS.max_dwa_states   # the default of limit max_dwa_states (limits.py); the pipeline passes it
+MAX_CUMULATIVE_STATES = DEFAULTS.max_cumulative_states   # the default of limit max_cumulative_states
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,7 @@ class ParserDWA:
     default: tuple[int, ...]
     outcomes: tuple[int, ...]
     roots: tuple[int, ...] = (0,)
+    emits: tuple[bool, ...] = ()
 
     @property
     def n_states(self) -> int:
@@ -43,6 +45,15 @@ class ParserDWA:
     @property
     def n_transitions(self) -> int:
         return sum(len(e) for e in self.edges) + sum(d != NO_STATE for d in self.default)
+
+    def relabel(self, state_class: np.ndarray) -> ParserDWA:
+        """The automaton over the states that `state_class` maps to its labels: an edge on label k is
+        taken by every state of class k."""
+        members: dict[int, list[int]] = {}
+        for state, k in enumerate(state_class.tolist()):
+            members.setdefault(k, []).append(state)
+        edges = tuple({p: target for k, target in e.items() for p in members.get(k, ())} for e in self.edges)
+        return ParserDWA(edges, self.default, self.outcomes, self.roots, self.emits)
 
     def depth(self) -> int:
         """The longest walk: the maximum number of stack symbols the DWA ever reads."""
@@ -72,6 +83,7 @@ class _Subsets:
     targets: list[list[int]]
     default: list[int]
     outcomes: list[int]
+    emits: list[bool]
 
     def edges(self, state: int) -> tuple[np.ndarray, np.ndarray]:
         """(labels, their targets) of `state`, sorted by label."""
@@ -92,6 +104,7 @@ class _Explicit:
     targets: list[np.ndarray]
     default: list[int]
     outcomes: list[int]
+    emits: list[bool]
 
     def edges(self, state: int) -> tuple[np.ndarray, np.ndarray]:
         return self.labels[state], self.targets[state]
@@ -112,36 +125,91 @@ class _Moves:
     otherwise: tuple[frozenset[int], int] | None
 
 
-def _subsets(nfa: ReadNFA, max_states: int = MAX_DWA_STATES) -> _Subsets:
+def _subsets(nfa: ReadNFA, max_states: int = MAX_DWA_STATES,
+             cumulative_states: int = MAX_CUMULATIVE_STATES) -> _Subsets:
     """Subset construction of `nfa`, state 0 the root.
 
-    A state is (NFA subset, cumulative outcomes); one subset recurs with many cumulative sets
-    (latex.lark x o200k: 12k subsets in 100k states), so its moves are taken once per subset."""
+    A state is (NFA subset, outcomes accepted so far), its subset less the members whose every
+    future outcome is accepted already. One subset recurs with many accepted sets, and their product
+    is what makes deep grammars explode (sql.lark x cl100k: 10k subsets in 440k states), so once
+    there are `cumulative_states` states, a state whose subset recurs *emits* its set (a walk that
+    passes it collects it) and its successors start afresh from what they accept themselves: the
+    states then follow the subsets. A subset's moves are taken once."""
     closure = _Closures(nfa)
+    future = _future(nfa)
+    pruned: dict[tuple[frozenset[int], int], frozenset[int]] = {}
+
+    def live(subset: frozenset[int], accepted: int) -> frozenset[int]:
+        key = (subset, accepted)
+        found = pruned.get(key)
+        if found is None:
+            kept = frozenset(n for n in subset if future[n] & ~accepted)
+            found = pruned[key] = closure._interned.setdefault(kept, kept)
+        return found
+
     root = closure.of([nfa.start])
-    states = _Numbering((root, closure.accepted(root)), max_states, "parser DWA determinization",
+    root_accepted = closure.accepted(root)
+    states = _Numbering((live(root, root_accepted), root_accepted), max_states, "parser DWA determinization",
                         "the exact Parser DWA of this grammar is too large (known for deep "
                         "operator-precedence grammars, see docs/ARCHITECTURE.md 'Known limits')")
     keys = states.keys
-    result = _Subsets([], [], [], [])
+    result = _Subsets([], [], [], [], [])
     moves: dict[frozenset[int], _Moves] = {}
+    met: dict[frozenset[int], int] = {}      # subset -> how many states have it so far
 
-    def target(subset: frozenset[int], cumulative: int) -> int:
-        return states.of((subset, cumulative))
+    def target(subset: frozenset[int], accepted: int) -> int:
+        members = live(subset, accepted)
+        before = len(keys)
+        state = states.of((members, accepted))
+        if len(keys) > before:
+            met[members] = met.get(members, 0) + 1
+        return state
 
+    met[keys[0][0]] = 1
     head = 0
     while head < len(keys):
-        members, cumulative = keys[head]
+        members, accepted = keys[head]
         head += 1
         step = moves.get(members)
         if step is None:
             step = moves[members] = _moves(nfa, closure, members)
+        emits = bool(members) and met[members] > 1 and len(keys) > cumulative_states
+        carried = 0 if emits else accepted
         result.moves.append(step)
-        result.targets.append([target(subset, cumulative | accepted) for subset, accepted in step.targets])
-        result.default.append(target(step.otherwise[0], cumulative | step.otherwise[1])
+        result.emits.append(emits)
+        result.targets.append([target(subset, carried | acc) for subset, acc in step.targets])
+        result.default.append(target(step.otherwise[0], carried | step.otherwise[1])
                               if step.otherwise is not None else NO_STATE)
     result.outcomes = [acc for _, acc in keys]
     return result
+
+
+def _future(nfa: ReadNFA) -> list[int]:
+    """Per NFA node, the outcomes accepted at it or at any node it reaches."""
+    n = len(nfa.accepted)
+    future: list[int] = [-1] * n       # -1: not known yet
+    for start in range(n):
+        if future[start] >= 0:
+            continue
+        todo = [start]
+        while todo:
+            node = todo[-1]
+            if future[node] >= 0:
+                todo.pop()
+                continue
+            succ = list(nfa.epsilon[node])
+            for targets in nfa.reads[node].values():
+                succ.extend(targets)
+            missing = [m for m in succ if future[m] < 0]
+            if missing:
+                todo.extend(missing)
+                continue
+            acc = nfa.accepted[node]
+            for m in succ:
+                acc |= future[m]
+            future[node] = acc
+            todo.pop()
+    return future
 
 
 class _Numbering:
@@ -189,18 +257,33 @@ class _Closures:
         self._interned: dict[frozenset[int], frozenset[int]] = {}
 
     def _node(self, node: int) -> frozenset[int]:
-        cached = self._of_node.get(node)
-        if cached is None:
-            found, todo = {node}, [node]
-            while todo:
-                for nxt in self.nfa.epsilon[todo.pop()]:
-                    if nxt not in found:
-                        found.add(nxt)
-                        todo.append(nxt)
-            # Keep only nodes that matter: those with reads or acceptance.
-            cached = frozenset(n for n in found if self.nfa.reads[n] or self.nfa.accepted[n])
-            self._of_node[node] = cached
-        return cached
+        """The closure of one node, kept to the nodes that matter (with reads or acceptance); built
+        from its epsilon successors' closures (memoized for every node on the way)."""
+        memo = self._of_node
+        cached = memo.get(node)
+        if cached is not None:
+            return cached
+        epsilon, reads, accepted = self.nfa.epsilon, self.nfa.reads, self.nfa.accepted
+        todo = [node]
+        while todo:
+            n = todo[-1]
+            if n in memo:
+                todo.pop()
+                continue
+            missing = [m for m in epsilon[n] if m not in memo]
+            if missing:
+                todo.extend(missing)
+                continue
+            todo.pop()
+            parts = [memo[m] for m in epsilon[n]]
+            own = reads[n] or accepted[n]
+            if not own and len(parts) == 1:
+                memo[n] = parts[0]
+                continue
+            found = frozenset([n]) if own else frozenset()
+            found = found.union(*parts) if parts else found
+            memo[n] = self._interned.setdefault(found, found)
+        return memo[node]
 
     def of(self, nodes: list[int], base: frozenset[int] = frozenset()) -> frozenset[int]:
         """The closure of `nodes`, united with `base` (a closure already taken); equal closures are
@@ -233,14 +316,15 @@ class StatePool:
     combining its 15 groups as dicts per state peaked at 123 MB, the pool at 43 MB)."""
 
     def __init__(self) -> None:
-        self._index: dict[tuple[int, int, bytes], int] = {}
-        self.signatures: list[tuple[int, int, bytes]] = []
+        self._index: dict[tuple[int, bool, int, bytes], int] = {}
+        self.signatures: list[tuple[int, bool, int, bytes]] = []
         self._outcomes: dict[int, int] = {}     # one object per distinct outcome set (large ints)
 
-    def add_group(self, nfa: ReadNFA, max_states: int = MAX_DWA_STATES) -> Part:
-        """Determinize one group's read NFA into the pool, hashing its states bottom-up. LimitExceeded
-        past `max_states` subsets (the pool is then unchanged)."""
-        return self._add(_subsets(nfa, max_states))
+    def add_group(self, nfa: ReadNFA, max_states: int = MAX_DWA_STATES,
+                  cumulative_states: int = MAX_CUMULATIVE_STATES) -> Part:
+        """Determinize one group's read NFA into the pool (`_subsets`), hashing its states bottom-up.
+        LimitExceeded past `max_states` states (the pool is then unchanged)."""
+        return self._add(_subsets(nfa, max_states, cumulative_states))
 
     def add_union(self, roots: Sequence[int], max_states: int = MAX_DWA_STATES) -> Part:
         """One automaton whose walk gives what the walks from all of `roots` (states of this pool) give
@@ -260,7 +344,8 @@ class StatePool:
             targets = canon[targets]
             kept = targets != dflt
             outcome = self._outcomes.setdefault(automaton.outcomes[state], automaton.outcomes[state])
-            signature = (outcome, dflt, np.stack((labels[kept], targets[kept]), axis=1).tobytes())
+            edges = np.stack((labels[kept], targets[kept]), axis=1).tobytes()
+            signature = (outcome, automaton.emits[state], dflt, edges)
             cls = self._index.setdefault(signature, len(self.signatures))
             if cls == len(self.signatures):
                 self.signatures.append(signature)
@@ -268,31 +353,33 @@ class StatePool:
         return Part(int(canon[0]), len(np.unique(canon)))
 
     def _edges(self, cls: int) -> list[list[int]]:
-        return np.frombuffer(self.signatures[cls][2], dtype=np.int64).reshape(-1, 2).tolist()
+        return np.frombuffer(self.signatures[cls][3], dtype=np.int64).reshape(-1, 2).tolist()
 
     def dwa(self, roots: Sequence[int]) -> ParserDWA:
         """The states reachable from `roots` as one automaton, numbered topologically (roots in order)."""
-        order = _topological_order(lambda c: _targets(self._edges(c), self.signatures[c][1]), roots)
+        order = _topological_order(lambda c: _targets(self._edges(c), self.signatures[c][2]), roots)
         new_id = {cls: i for i, cls in enumerate(order)}
         label: dict[int, int] = {}      # one int object per label, not one per edge
         edges = tuple({label.setdefault(a, a): new_id[t] for a, t in self._edges(cls)} for cls in order)
-        default = tuple(new_id[self.signatures[cls][1]] if self.signatures[cls][1] != NO_STATE else NO_STATE
+        default = tuple(new_id[self.signatures[cls][2]] if self.signatures[cls][2] != NO_STATE else NO_STATE
                         for cls in order)
         outcomes = tuple(self.signatures[cls][0] for cls in order)
-        return ParserDWA(edges, default, outcomes, tuple(new_id[root] for root in roots))
+        emits = tuple(self.signatures[cls][1] for cls in order)
+        return ParserDWA(edges, default, outcomes, tuple(new_id[root] for root in roots), emits)
 
 
 def _union(pool: StatePool, roots: Sequence[int], max_states: int) -> _Explicit:
     """The walks from `roots` in step. A state is (the pool states still walking, the outcomes of
-    those that stopped, less what the walking ones carry: cumulative sets only grow along a walk);
-    its outcomes are both together, and a label on which every walk stops stops this one too."""
-    edges_of: dict[int, tuple[dict[int, int], int, int]] = {}
+    those that stopped, less what the walking ones carry: their sets only grow along a walk until
+    they emit them); its outcomes are both together, it emits where a walking one emits (and then
+    starts its stopped set afresh), and a label on which every walk stops stops this one too."""
+    edges_of: dict[int, tuple[dict[int, int], int, int, bool]] = {}
 
-    def component(cls: int) -> tuple[dict[int, int], int, int]:
+    def component(cls: int) -> tuple[dict[int, int], int, int, bool]:
         found = edges_of.get(cls)
         if found is None:
-            outcome, default, _ = pool.signatures[cls]
-            found = edges_of[cls] = ({label: target for label, target in pool._edges(cls)}, default, outcome)
+            outcome, emits, default, _ = pool.signatures[cls]
+            found = edges_of[cls] = ({label: target for label, target in pool._edges(cls)}, default, outcome, emits)
         return found
 
     def carried(live: tuple[int, ...]) -> int:
@@ -301,7 +388,7 @@ def _union(pool: StatePool, roots: Sequence[int], max_states: int) -> _Explicit:
             union |= component(cls)[2]
         return union
 
-    result = _Explicit([], [], [], [])
+    result = _Explicit([], [], [], [], [])
     states = _Numbering((tuple(sorted(set(roots))), 0), max_states, "parser DWA union",
                         "the groups' automata walked together are too large")
     keys = states.keys
@@ -312,30 +399,34 @@ def _union(pool: StatePool, roots: Sequence[int], max_states: int) -> _Explicit:
         walking = tuple(sorted(set(live)))
         return states.of((walking, stopped & ~carried(walking)))
 
-    def step(live: tuple[int, ...], stopped: int, label: int | None) -> int:
-        moved, more = [], stopped
+    def step(live: tuple[int, ...], stopped: int, emits: bool, label: int | None) -> int:
+        """The state after `label` (None: any other); walks that stop on it keep their outcomes in
+        the stopped set, unless this state emits them."""
+        moved, more = [], 0 if emits else stopped
         for cls in live:
-            edges, default, outcome = component(cls)
+            edges, default, outcome, _ = component(cls)
             nxt = default if label is None else edges.get(label, default)
-            if nxt == NO_STATE:
-                more |= outcome
-            else:
+            if nxt != NO_STATE:
                 moved.append(nxt)
+            elif not emits:
+                more |= outcome
         return target(moved, more)
 
     head = 0
     while head < len(keys):
         live, stopped = keys[head]
         head += 1
+        emits = any(component(cls)[3] for cls in live)
         labels = sorted({label for cls in live for label in component(cls)[0]})
-        targets = [step(live, stopped, label) for label in labels]
+        targets = [step(live, stopped, emits, label) for label in labels]
         # every walk stops on a label only where every default stops too (a walk with a default
         # continues on every label): such labels are left to the default
         kept = [i for i, t in enumerate(targets) if t != NO_STATE]
         result.labels.append(np.asarray([labels[i] for i in kept], dtype=np.int64))
         result.targets.append(np.asarray([targets[i] for i in kept], dtype=np.int64))
-        result.default.append(step(live, stopped, None))
+        result.default.append(step(live, stopped, emits, None))
         result.outcomes.append(stopped | carried(live))
+        result.emits.append(emits)
     return result
 
 

@@ -28,7 +28,7 @@ from glrmask_cli.parser_dwa.groups import Group, by_first_lexeme, split, walk_ro
 from glrmask_cli.parser_dwa.splice import EffectIndex, TrieIndex, build_read_nfa
 from glrmask_cli.progress import NO_PROGRESS, Progress, Ticker
 from glrmask_cli.terminal_dwa import TerminalDWA
-from glrmask_runtime.tables import LexerTables, LRTables
+from glrmask_runtime.tables import LRTables
 
 Layout = Literal["auto", "one", "runtime-close", "grouped"]
 AUTO_ORDER: tuple[Layout, ...] = ("one", "runtime-close", "grouped")
@@ -48,27 +48,32 @@ class ParserDWABuild:
     walk_roots: tuple[np.ndarray, np.ndarray]    # CSR: LR state -> DWA roots (groups.walk_roots)
 
 
-def build_parser_dwa(layout: Layout, tdwa: TerminalDWA, lexer: LexerTables, effects: Sequence[EffectGraph],
-                     lr: LRTables, *, max_nfa_nodes: int = DEFAULTS.max_nfa_nodes,
+def build_parser_dwa(layout: Layout, tdwa: TerminalDWA, term_sets: Sequence[tuple[int, ...]],
+                     ignored: frozenset[int], effects: Sequence[EffectGraph], lr: LRTables, *,
+                     state_class: np.ndarray | None = None, max_nfa_nodes: int = DEFAULTS.max_nfa_nodes,
                      max_dwa_states: int = DEFAULTS.max_dwa_states,
-                     max_merged_states: int = DEFAULTS.max_merged_states, index: EffectIndex | None = None,
+                     max_merged_states: int = DEFAULTS.max_merged_states,
+                     max_cumulative_states: int = DEFAULTS.max_cumulative_states, index: EffectIndex | None = None,
                      progress: Progress = NO_PROGRESS, start_of: Sequence[int] | None = None) -> ParserDWABuild:
     """Splice stack effects into the outcomes of `tdwa` (built with `closes_at_runtime(layout)`),
-    determinize and minimize, in one layout (not "auto"; see the module docstring). Each group's
+    determinize and minimize, in one layout (not "auto"; see the module docstring). `term_sets[i]`:
+    the terminals of the term set id i that `tdwa`'s trie sets and finals name; `ignored`: the
+    %ignore'd terminals; `lr`: the tables the effects were explored on. With `state_class` (the
+    real LR state -> state of `lr`, parser/quotient.py) the result reads real LR states. Each group's
     read NFA may have `max_nfa_nodes` nodes and its subset construction `max_dwa_states` states
-    (LimitExceeded past them; "grouped" first splits a group that is too large). `index`:
+    (LimitExceeded past them; "grouped" first splits a group that is too large); past
+    `max_cumulative_states` states a group's states emit what they accepted (determinize.py). `index`:
     `EffectIndex(effects)` (pass it when building several layouts). `progress` counts groups.
-    `start_of`: per LR state, the START of its lexer context (lark's contextual lexer; None: basic)."""
+    `start_of`: per state of `lr`, the START of its lexer context (lark's contextual lexer; None: basic)."""
     if layout not in AUTO_ORDER:
         raise ValueError(f"build_parser_dwa builds one layout of {AUTO_ORDER}, not {layout!r}")
-    term_sets = [lexer.term_set(i) for i in range(lexer.n_term_sets)]
-    ignored = frozenset(int(t) for t in lexer.ignored)
+    term_sets = list(term_sets)
     has_action = (np.diff(lr.action_offsets) > 0).reshape(lr.n_states, lr.n_terminals)
     index = index if index is not None else EffectIndex(effects)
     pool = StatePool()      # the groups' states, shared; one automaton at the end
-    trie = TrieIndex(tdwa, term_sets, ignored, index)
+    trie = TrieIndex(tdwa, term_sets)
     group_dwa = _group_builder(pool, term_sets, effects, has_action, ignored, lr.end_terminal, index, trie,
-                               max_nfa_nodes, max_dwa_states, start_of)
+                               max_nfa_nodes, max_dwa_states, max_cumulative_states, start_of)
     if layout == "grouped":
         ticker = Ticker(progress, 0, "groups")
         groups, parts = _grouped(tdwa, group_dwa, ticker, pool)
@@ -81,19 +86,33 @@ def build_parser_dwa(layout: Layout, tdwa: TerminalDWA, lexer: LexerTables, effe
         ticker.note(f"{len(pool.signatures):,} states")
     ticker.close()
     dwa = pool.dwa([part.root for part in parts])
-    return ParserDWABuild(layout, tdwa, dwa, tuple(groups),
-                          walk_roots(dwa, groups, tdwa, term_sets, ignored, has_action))
+    roots = walk_roots(dwa, groups, tdwa, term_sets, ignored, has_action)
+    if state_class is not None:
+        dwa, roots = dwa.relabel(state_class), _per_real_state(roots, state_class)
+    return ParserDWABuild(layout, tdwa, dwa, tuple(groups), roots)
+
+
+def _per_real_state(roots: tuple[np.ndarray, np.ndarray], state_class: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Walk roots per state of the quotient (CSR) -> per real LR state: those of its class."""
+    offsets, flat = roots
+    counts = np.diff(offsets)[state_class]
+    starts = np.repeat(offsets[state_class], counts)
+    within = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+    real_offsets = np.zeros(len(state_class) + 1, dtype=np.int64)
+    real_offsets[1:] = np.cumsum(counts)
+    return real_offsets, flat[starts + within]
 
 
 def _group_builder(pool: StatePool, term_sets: list[tuple[int, ...]], effects: Sequence[EffectGraph],
                    has_action: np.ndarray, ignored: frozenset[int], end_terminal: int, index: EffectIndex,
-                   trie: TrieIndex, max_nfa_nodes: int, max_dwa_states: int,
+                   trie: TrieIndex, max_nfa_nodes: int, max_dwa_states: int, cumulative_states: int,
                    start_of: Sequence[int] | None) -> Callable[..., Part]:
     """`group_dwa(tdwa, group, max_states=max_dwa_states)`: one group's read NFA (at most
     `max_nfa_nodes` nodes), determinized into `pool`."""
     def group_dwa(tdwa: TerminalDWA, group: Group, max_states: int = max_dwa_states) -> Part:
         return pool.add_group(build_read_nfa(tdwa, term_sets, effects, has_action, ignored, end_terminal,
-                                             group, max_nfa_nodes, index, trie, start_of), max_states)
+                                             group, max_nfa_nodes, index, trie, start_of), max_states,
+                              cumulative_states)
     return group_dwa
 
 

@@ -26,7 +26,7 @@ import numpy as np
 
 from glrmask_cli.errors import LimitExceeded
 from glrmask_cli.limits import DEFAULTS
-from glrmask_cli.parser.stack_effects import ANY, EffectGraph, Reach, reach_by_top
+from glrmask_cli.parser.stack_effects import ANY, EffectGraph, Reach, children_first, reach_by_top
 from glrmask_cli.parser_dwa.groups import Group, whole
 from glrmask_cli.parser_dwa.read_nfa import ReadNFA
 from glrmask_cli.terminal_dwa import FINAL_END, NO_CHECK, TerminalDWA
@@ -50,7 +50,8 @@ class _Splicer:
         self.ignored, self.end_terminal, self.group, self.max_nodes = ignored, end_terminal, group, max_nodes
         self.roots_by_top = index.roots_by_top
         self.next_nodes, self.terminals_after = trie.next_nodes, trie.terminals_after
-        self.outcomes_at, self.reach = trie.outcomes_at, trie.reach
+        self.outcomes_at = trie.outcomes_at
+        self.exits = index.exits
         self.nfa = ReadNFA()
         if len(tdwa.outcomes) + 1 > max_nodes:     # one acceptance node per outcome, and the start
             raise LimitExceeded("max_nfa_nodes", max_nodes, "parser DWA splice",
@@ -60,6 +61,8 @@ class _Splicer:
         self._edge_lookup: dict[tuple[int, int], tuple[int, dict[int, list]]] = {}   # matching_edges
         self._tops: dict[tuple[int, ...], tuple[tuple[int, ...], frozenset[int]]] = {}
         self.todo: list[tuple] = [("at", 0, ())]
+        self.future = _Future(self, index)
+        self.reach, self.useful = self.future.reach, self.future.useful
 
     def node(self, key: tuple) -> int:
         found = self.index.get(key)
@@ -143,13 +146,16 @@ class _Splicer:
                 self.nfa.add_epsilon(source, target)
             return
         graph = self.graphs[terminal]
+        exits, useful = self.exits(terminal), self.useful
         if not written:
             for top, graph_node in graph.roots:
-                self.nfa.add_read(source, top, self.node(("mid", terminal, graph_node, top, trie_node)))
+                if useful(trie_node, terminal, exits[graph_node]):
+                    self.nfa.add_read(source, top, self.node(("mid", terminal, graph_node, top, trie_node)))
             return
         by_top = self.roots_by_top[terminal]
         for graph_node in by_top.get(written[-1], ()) + by_top.get(ANY, ()):
-            self.walk_written(source, written, terminal, graph_node, trie_node)
+            if useful(trie_node, terminal, exits[graph_node]):
+                self.walk_written(source, written, terminal, graph_node, trie_node)
 
     def walk_written(self, source: int, written: Written, terminal: int, root: int, trie_node: int) -> None:
         """Follow the effect graph while its reads cancel against the written states. A graph node is
@@ -167,7 +173,10 @@ class _Splicer:
                     self.nfa.add_epsilon(source, target)
             left = len(written) - matched
             edges = graph.edges[graph_node] if not left else self.matching_edges(terminal, graph_node, written, left)
+            exits, useful = self.exits(terminal), self.useful
             for labels, next_node in edges:
+                if not useful(trie_node, terminal, exits[next_node]):
+                    continue
                 inside = min(len(labels), left)
                 if inside == len(labels):
                     todo.append((next_node, matched + inside))
@@ -183,7 +192,10 @@ class _Splicer:
         for writes in graph.finals[graph_node]:
             for target in self.targets(trie_node, terminal, (last,) + writes):
                 self.nfa.add_epsilon(source, target)
+        exits, useful = self.exits(terminal), self.useful
         for labels, next_node in graph.edges[graph_node]:
+            if not useful(trie_node, terminal, exits[next_node]):
+                continue
             new_last = labels[-1] if labels else last
             self.nfa.connect(source, labels, self.node(("mid", terminal, next_node, new_last, trie_node)))
 
@@ -258,18 +270,36 @@ class _Splicer:
 
 class EffectIndex:
     """What every group's splice looks up in the effect graphs, computed once per build: each
-    graph's roots by the top state they read, and its `reach_by_top` (on first use: 3,000 keywords
-    have 3,000 graphs, most never consumed inside a token)."""
+    graph's roots by the top state they read, and on first use (3,000 keywords have 3,000 graphs,
+    most never consumed inside a token) its `reach_by_top` and its `exits`."""
 
     def __init__(self, graphs: Sequence[EffectGraph]) -> None:
         self._graphs = graphs
         self.roots_by_top = [_roots_by_top(graph) for graph in graphs]
         self._reach: dict[int, dict[int, Reach]] = {}
+        self._exits: dict[int, list[frozenset[int]]] = {}
 
     def reach(self, terminal: int) -> dict[int, Reach]:
         found = self._reach.get(terminal)
         if found is None:
             found = self._reach[terminal] = reach_by_top(self._graphs[terminal])
+        return found
+
+    def exits(self, terminal: int) -> list[frozenset[int]]:
+        """Per node of the terminal's graph, the states its effects from there leave on top (where
+        the terminal is shifted; ANY for an effect that writes nothing, whose top is the state it
+        read last); equal sets are one object (sql.lark: 6k sets for 652k nodes)."""
+        found = self._exits.get(terminal)
+        if found is None:
+            graph = self._graphs[terminal]
+            found = [frozenset()] * len(graph.edges)
+            interned: dict[frozenset[int], frozenset[int]] = {}
+            for node in children_first(graph):
+                tops = {writes[-1] if writes else ANY for writes in graph.finals[node]}
+                below = {id(found[nxt]): found[nxt] for _, nxt in graph.edges[node]}
+                exits = frozenset(tops).union(*below.values()) if below else frozenset(tops)
+                found[node] = interned.setdefault(exits, exits)
+            self._exits[terminal] = found
         return found
 
 
@@ -278,11 +308,9 @@ class TrieIndex:
     Terminal DWA (the grouped layout of 1,000 keywords builds 1,000 groups):
     next_nodes[(trie node, terminal)]: the children whose closed lexeme can be that terminal;
     terminals_after[trie node]: those terminals, sorted; outcomes_at[trie node]: (outcome id, final)
-    of the outcome paths that end there;
-    reach(trie node, top): how many states below the top the rest of the token can look at."""
+    of the outcome paths that end there."""
 
-    def __init__(self, tdwa: TerminalDWA, term_sets: list[tuple[int, ...]], ignored: frozenset[int],
-                 index: EffectIndex) -> None:
+    def __init__(self, tdwa: TerminalDWA, term_sets: list[tuple[int, ...]]) -> None:
         parent, set_of = tdwa.trie_parent.tolist(), tdwa.trie_set.tolist()
         found: dict[tuple[int, int], list[int]] = {}
         for child in range(1, len(parent)):
@@ -297,17 +325,33 @@ class TrieIndex:
         for outcome_id, outcome in enumerate(tdwa.outcomes):
             for node, final in outcome.paths:
                 self.outcomes_at.setdefault(node, []).append((outcome_id, final))
-        self._ignored, self._reach_of = ignored, index.reach
+
+
+class _Future:
+    """What the rest of a token can still do in one group, from a trie node with a given state on
+    top (the splice asks after each lexeme):
+    reach(node, top): how many states below the top (the top included) the rest of the token reads,
+    as an upper bound; 0 when none of the group's outcomes below `node` can be accepted with `top`
+    on top. Written states deeper than that cannot matter, so positions keep only the visible ones
+    (exact, and far fewer positions: a bound per terminal alone grows with every lexeme of a long
+    token, and a bound over the whole trie with every lexeme the group does not contain).
+    useful(node, terminal, exits): whether consuming `terminal` at `node` and leaving one of the
+    states `exits` on top can lead to an outcome of the group (the splice follows an effect graph
+    only where it can: most of a terminal's effects end on tops that the next lexeme of the group
+    cannot follow)."""
+
+    def __init__(self, splicer: _Splicer, index: EffectIndex) -> None:
+        self._s = splicer
+        self._reach_of = index.reach
         self._reach: dict[tuple[int, int], int] = {}
+        self._useful: dict[tuple[int, int, int], bool] = {}
+        self._follows: dict[tuple[int, int, int], bool] = {}
 
     def reach(self, node: int, top: int) -> int:
-        """An upper bound on how many states below the top (the top included) the rest of the token
-        reads from trie node `node` when LR state `top` is on top: 1 to check an outcome's open lexeme,
-        and for each next lexeme the states its effects from `top` read, or what the child needs from
-        the top an effect leaves, plus how far that effect lowers the stack. Written states deeper
-        than that cannot matter, so positions keep only the visible ones (exact, and far fewer
-        positions: a bound per terminal alone grows with every lexeme of a long token)."""
         memo = self._reach
+        found = memo.get((node, top))
+        if found is not None:
+            return found
         todo = [(node, top)]
         while todo:
             key = todo[-1]
@@ -322,31 +366,65 @@ class TrieIndex:
                 todo.pop()
         return memo[(node, top)]
 
+    def useful(self, node: int, terminal: int, exits: frozenset[int]) -> bool:
+        key = (node, terminal, id(exits))      # exit sets are interned (EffectIndex.exits)
+        found = self._useful.get(key)
+        if found is None:
+            found = self._useful[key] = any(top == ANY or self.follows(node, terminal, top) for top in exits)
+        return found
+
+    def follows(self, node: int, terminal: int, top: int) -> bool:
+        """Whether some child of `node` by `terminal` can lead to an outcome with `top` on top."""
+        key = (node, terminal, top)
+        found = self._follows.get(key)
+        if found is None:
+            found = self._follows[key] = any(self.reach(child, top) for child in self._children(node, terminal, top))
+        return found
+
+    def _children(self, node: int, terminal: int, top: int) -> list[int]:
+        """The children of `node` by `terminal` in the group whose context `top` is of."""
+        s = self._s
+        return [child for child in s.next_nodes[(node, terminal)]
+                if s.enters[child] and (s.start_of is None or s.trie_start is None
+                                        or s.trie_start[child] == NO_CHECK
+                                        or s.start_of[top] == s.trie_start[child])]
+
+    def _accepts(self, node: int, top: int) -> bool:
+        """Some outcome of the group that ends at `node` can be accepted with `top` on top."""
+        s = self._s
+        if not s.counts[node]:
+            return False
+        for _, final in s.outcomes_at.get(node, ()):
+            finals = (s.end_terminal,) if final == FINAL_END else s.term_sets[final]
+            if s.ignored.intersection(finals) or s.has_action_on(top, finals):
+                return True
+        return False
+
     def _reach_from(self, node: int, top: int) -> tuple[int, list[tuple[int, int]]]:
         """(the reach at (node, top), []) once every child's reach it needs is known, else (0, those)."""
-        memo, missing = self._reach, []
-        needed = 1 if node in self.outcomes_at else 0
-        for terminal in self.terminals_after.get(node, ()):
-            for child in self.next_nodes[(node, terminal)]:
-                if terminal in self._ignored:
+        memo, missing, s = self._reach, [], self._s
+        needed = 1 if self._accepts(node, top) else 0
+        for terminal in s.terminals_after.get(node, ()):
+            if terminal in s.ignored:
+                for child in self._children(node, terminal, top):
                     below = memo.get((child, top))
                     if below is None:
                         missing.append((child, top))
                     else:
                         needed = max(needed, below)
+                continue
+            by_top = self._reach_of(terminal)
+            for start in (top, ANY):
+                reach = by_top.get(start)
+                if reach is None:
                     continue
-                by_top = self._reach_of(terminal)
-                for start in (top, ANY):
-                    reach = by_top.get(start)
-                    if reach is None:
-                        continue
-                    needed = max(needed, reach.reads)
-                    for after, lowered in reach.lowered:
+                for after, lowered, reads in reach.after:
+                    for child in self._children(node, terminal, after):
                         below = memo.get((child, after))
                         if below is None:
                             missing.append((child, after))
-                        else:
-                            needed = max(needed, lowered + below)
+                        elif below:
+                            needed = max(needed, reads, lowered + below)
         return needed, missing
 
 
@@ -369,6 +447,6 @@ def build_read_nfa(tdwa: TerminalDWA, term_sets: list[tuple[int, ...]], graphs: 
     contextual lexer (None: the basic lexer, nothing to check)."""
     group = group if group is not None else whole(tdwa)[0]
     index = index if index is not None else EffectIndex(graphs)
-    trie = trie if trie is not None else TrieIndex(tdwa, term_sets, ignored, index)
+    trie = trie if trie is not None else TrieIndex(tdwa, term_sets)
     return _Splicer(tdwa, term_sets, graphs, has_action, ignored, end_terminal, group, max_nodes, index,
                     trie, start_of).run()

@@ -88,6 +88,9 @@ class Artifact:
         self.dwa_default = s["dwa.default"].tolist()
         self.accept_of: AcceptIds
         self.row_maps: _CSRDicts
+        # DWA states whose accept id a walk takes when it passes them, not only where it stops (format 5)
+        self.emitting: frozenset[int] = (frozenset(np.flatnonzero(s["dwa.emits"]).tolist()) if "dwa.emits" in s
+                                         else frozenset())
         if self.container.format_version == 1:
             self.dwa_roots = [(0,)] * self.lr.n_states
             self.accept_of, self.row_maps = _dense_row_maps(s["dwa.row_by_lexer_state"])
@@ -313,6 +316,8 @@ def _validate_tables(art: Artifact) -> None:
                 _check(offsets is not None and roots is not None and offsets.shape == (n + 1,)
                        and _monotone(offsets, roots.size) and _in_range(roots, 0, n_dwa), p,
                        f"walk filter {kind}s")
+        if "dwa.emits" in s:
+            _check(s["dwa.emits"].shape == (n_dwa,) and _in_range(s["dwa.emits"], 0, 2), p, "DWA emitting states")
         if "lr.lexer_start" in s or "lexer.restart" in s:
             starts, restart = s.get("lr.lexer_start"), s.get("lexer.restart")
             _check(starts is not None and restart is not None, p, "contextual lexer: both sections or neither")

@@ -28,11 +28,12 @@ from glrmask_runtime import cache
 from glrmask_runtime.errors import ArtifactError, ArtifactVersionError
 
 MAGIC = b"\x89GLRM\r\n\x1a"  # 8 bytes; the high byte and CR LF catch 7-bit and text-mode transfers
-FORMAT_VERSION = 4           # written; 2 added the Parser DWA's group roots (artifact.py), 3 the header
+FORMAT_VERSION = 5           # written; 2 added the Parser DWA's group roots (artifact.py), 3 the header
                              # checksum and the image's sha256 (the warm path verifies the cache with it),
-                             # 4 the sections of lark's contextual lexer (schema.py; a format-3 runtime
-                             # would ignore them and give wrong masks, so it must refuse the file)
-READABLE_VERSIONS = (1, 2, 3, 4)  # read
+                             # 4 the sections of lark's contextual lexer, 5 the DWA states that emit
+                             # (schema.py; an older runtime would ignore those sections and give wrong
+                             # masks, so it must refuse the file)
+READABLE_VERSIONS = (1, 2, 3, 4, 5)  # read
 CHECKED_VERSIONS = 3         # versions from this one on start with PREFIX: their header checks itself
 
 # Every version >= 3 starts with these fields, so that a runtime can tell a header of a newer version

@@ -96,28 +96,34 @@ class Matcher:
         for d in every:
             accepts = by_root.get(d)
             if accepts is None:
-                accepts = by_root[d] = _dag_accepts(art.accept_of, art.dwa_edges, art.dwa_default,
+                accepts = by_root[d] = _dag_accepts(art.accept_of, art.dwa_edges, art.dwa_default, art.emitting,
                                                     [(node, d) for node in stacks if d in art.dwa_roots[node.state]])
             found += accepts
         return found
 
     def _walk_linear(self, top: GSSNode, d: int) -> list[int]:
-        """The accept ids where the walk from root `d` down the stack under `top` ends (one, unless
-        it meets a merged GSS node below)."""
+        """The accept ids the walk from root `d` down the stack under `top` takes: where it stops, and
+        the emitting states it passes (one id where the DWA has none, unless the walk meets a merged
+        GSS node below)."""
         art = self._art
-        edges, default = art.dwa_edges, art.dwa_default
+        edges, default, emitting = art.dwa_edges, art.dwa_default, art.emitting
+        passed: list[int] = []
         node = top
         while True:
             nxt = edges[d].get(node.state, default[d])
             if nxt == _NO_STATE:
-                return [art.accept_of[d]]
+                break
+            if emitting and d in emitting:
+                passed.append(art.accept_of[d])
             d = nxt
             parents = node.parents
             if len(parents) != 1:
                 if parents:   # a merged GSS node: finish with the general walk
-                    return _dag_accepts(art.accept_of, edges, default, [(p, d) for p in parents])
-                return [art.accept_of[d]]
+                    return passed + _dag_accepts(art.accept_of, edges, default, emitting, [(p, d) for p in parents])
+                break
             node = parents[0]
+        passed.append(art.accept_of[d])
+        return passed
 
     def _walked(self, stacks: tuple[GSSNode, ...]) -> _Walked:
         """The walks' results on `stacks`, kept while the stacks stay the same object (a token that
@@ -544,9 +550,10 @@ def _union(pool: np.ndarray, rows: tuple[int, ...]) -> np.ndarray:
 
 
 def _dag_accepts(accept_of: AcceptIds, edges: dict[int, dict[int, int]], default: list[int],
-                 start: list[tuple[GSSNode, int]]) -> list[int]:
-    """Walk every path of a graph-structured stack; the accept ids of the states where walks end.
-    Each (GSS node, DWA state) pair is walked from once (paths that meet again share the rest)."""
+                 emitting: frozenset[int], start: list[tuple[GSSNode, int]]) -> list[int]:
+    """Walk every path of a graph-structured stack; the accept ids of the states where walks stop
+    and of the emitting states they pass. Each (GSS node, DWA state) pair is walked from once (paths
+    that meet again share the rest)."""
     found: set[int] = set()
     seen: set[tuple[int, int]] = set()
     todo = list(start)
@@ -561,6 +568,8 @@ def _dag_accepts(accept_of: AcceptIds, edges: dict[int, dict[int, int]], default
             if nxt == _NO_STATE:
                 found.add(accept_of[d])
                 break
+            if emitting and d in emitting:
+                found.add(accept_of[d])
             parents = node.parents
             if len(parents) == 1:       # follow a chain without the work list
                 node, d = parents[0], nxt

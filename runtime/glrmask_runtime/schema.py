@@ -88,15 +88,22 @@ _LR_CORES: Mapping[str, SectionSpec] = MappingProxyType({
 _CONTEXTUAL: Mapping[str, SectionSpec] = MappingProxyType({
     "lexer.restart": _spec("<i4", 1), "lr.lexer_start": _spec("<i4", 1),
 })
+# Optional in format 5 and later: dwa.emits[d] = 1 where DWA state d *emits*: a walk that passes it
+# takes its row too, not only the row of the state where it stops (docs/ARCHITECTURE.md, "Parser
+# DWA"). Without it no state emits.
+_EMITS: Mapping[str, SectionSpec] = MappingProxyType({"dwa.emits": _spec("|u1", 1)})
 _OPTIONAL_2 = MappingProxyType({**WALK_FILTERS, **_LR_CORES})
+_OPTIONAL_4 = MappingProxyType({**_OPTIONAL_2, **_CONTEXTUAL})
 OPTIONAL_BY_VERSION: Mapping[int, Mapping[str, SectionSpec]] = MappingProxyType({
-    1: MappingProxyType({}), 2: _OPTIONAL_2, 3: _OPTIONAL_2, 4: MappingProxyType({**_OPTIONAL_2, **_CONTEXTUAL}),
+    1: MappingProxyType({}), 2: _OPTIONAL_2, 3: _OPTIONAL_2, 4: _OPTIONAL_4,
+    5: MappingProxyType({**_OPTIONAL_4, **_EMITS}),
 })
 SECTIONS_BY_VERSION: Mapping[int, Mapping[str, SectionSpec]] = MappingProxyType({
     1: MappingProxyType({"dwa.row_by_lexer_state": _spec("<i4", 2)}),
     2: _GROUPED,
     3: _GROUPED,   # format 3 changed the file header only
     4: _GROUPED,   # format 4 added optional sections only
+    5: _GROUPED,   # format 5 too
 })
 
 

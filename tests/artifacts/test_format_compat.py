@@ -9,6 +9,8 @@ devtools/builds.py:
 - `json-small-gpt2.format3.glrm`: glrmask 0.1.0 at commit 188daf2, `--layout grouped` (the small
   groups merged into one; runtime closes): the 104-byte header with its own crc32 and the image's
   sha256.
+- `json-small-gpt2.format4.glrm`: glrmask 0.1.0 at commit 8fb35f5, `--layout grouped` with lark's
+  contextual lexer (its two sections), no emitting DWA states (format 5 added them).
 Remove a fixture only when its version stops being readable (READABLE_VERSIONS), never to make this
 pass.
 """
@@ -27,7 +29,7 @@ from devtools.builds import JSON_GRAMMAR, REPO_ROOT, built
 from glrmask_runtime.format import MAGIC, READABLE_VERSIONS
 
 FIXTURES = {version: REPO_ROOT / "tests" / "data" / "compat" / f"json-small-gpt2.format{version}.glrm"
-            for version in (1, 2, 3)}
+            for version in (1, 2, 3, 4)}
 
 
 @pytest.mark.parametrize("version", sorted(FIXTURES))

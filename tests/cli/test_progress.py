@@ -11,7 +11,7 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from devtools.builds import JSON_GRAMMAR, vocabulary
+from devtools.builds import JSON_GRAMMAR, built, vocabulary
 from glrmask_cli import pipeline
 from glrmask_cli import progress as progress_module
 from glrmask_cli.cli import _StageProgress, cli
@@ -59,7 +59,9 @@ def test_stages_report_increasing_counts_up_to_their_totals(monkeypatch, tmp_pat
     assert started == list(pipeline.STAGES)              # each stage once, in the pipeline's order
     stages = recording.by_stage()
     c = result.compiled
-    expected_units = {"stack effects": ("terminals", c.lr.n_terminals), "rows": ("lexer states", c.lexer.n_states),
+    assert c.quotient is not None         # stack effects are explored per terminal class of the LR quotient
+    expected_units = {"stack effects": ("terminals", c.quotient.n_terminal_classes),
+                      "rows": ("lexer states", c.lexer.n_states),
                       "terminal DWA": ("first bytes", None), "parser DWA": ("groups", None)}
     for name, (unit, final_total) in expected_units.items():
         done, total, counts = 0, None, []
@@ -144,6 +146,7 @@ def test_a_build_on_a_terminal_shows_each_stage_and_its_counts(tmp_path):
     n = len(pipeline.STAGES)
     for i, name in enumerate(pipeline.STAGES, 1):
         assert f"[{i}/{n}] {name}" in text
-    assert "stack effects [####################] 13/13 terminals" in text
+    terminals = built(JSON_GRAMMAR, "gpt2").compiled.quotient.n_terminal_classes   # json.lark: 13 terminals, 10 classes
+    assert f"stack effects [####################] {terminals}/{terminals} terminals" in text
     assert "rows [####################] " in text and "lexer states" in text
     assert (tmp_path / "a.glrm").exists()

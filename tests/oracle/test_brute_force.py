@@ -10,6 +10,7 @@ from devtools.brute_force import sampled_states
 from devtools.builds import JSON_GRAMMAR, LARK_GRAMMARS, built
 from devtools.data import corpus_path, tokenizer_file
 from devtools.documents import csv_documents, json_documents, lark_documents
+from glrmask_cli.limits import BuildLimits
 from tests.support.masks import assert_masks_equal
 
 
@@ -23,6 +24,19 @@ def test_small_vocabulary_many_states(grammar, documents, start):
         grammar = corpus_path(grammar)
     b = built(grammar, "small-gpt2", start)
     assert_masks_equal(b, sampled_states(b, documents(), 220, seed=1))
+
+
+@pytest.mark.parametrize("grammar, documents, layout", [
+    (JSON_GRAMMAR, json_documents, "one"),
+    (LARK_GRAMMARS / "lark.lark", lark_documents, "one"),
+    (LARK_GRAMMARS / "lark.lark", lark_documents, "runtime-close"),
+], ids=["json-one", "lark-one", "lark-runtime-close"])
+def test_emitting_states(grammar, documents, layout):
+    """DWA states that emit what they accepted (from the first state on, not only past
+    max_cumulative_states): walks take the rows of the emitting states they pass."""
+    b = built(grammar, "small-gpt2", layout=layout, limits=BuildLimits(max_cumulative_states=0))
+    assert b.artifact.emitting
+    assert_masks_equal(b, sampled_states(b, documents(), 150, seed=6))
 
 
 def test_full_gpt2_vocabulary():

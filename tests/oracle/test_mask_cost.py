@@ -30,6 +30,7 @@ NO_STATE = -1
 @dataclass
 class Cost:
     steps: list[int]          # DWA steps of every walk
+    emits: list[int]          # emitting states every walk passed
     walks: int
     rows: int                 # rows OR-ed into the mask (closing rows included)
     paths: int                # the most paths of one set of stacks walked (1: linear stacks)
@@ -52,13 +53,17 @@ def _walk_rows(art, lexer_state: int, stacks, cost: Cost, allowed=None) -> list[
                  if d in art.q_roots[lexer_state] and (allowed is None or d in allowed)]
         cost.roots = max(cost.roots, len(roots))
         for d in roots:
-            steps = 0
+            steps = passed = 0
             for state in path:
                 nxt = art.dwa_edges[d].get(state, art.dwa_default[d])
                 if nxt == NO_STATE:
                     break
+                if d in art.emitting:           # the walk takes the row of an emitting state it passes
+                    rows.append(art.row_maps[lexer_state].get(art.accept_of[d], 0))
+                    passed += 1
                 d, steps = nxt, steps + 1
             cost.steps.append(steps)
+            cost.emits.append(passed)
             cost.walks += 1
             rows.append(art.row_maps[lexer_state].get(art.accept_of[d], 0))
     return rows
@@ -66,7 +71,7 @@ def _walk_rows(art, lexer_state: int, stacks, cost: Cost, allowed=None) -> list[
 
 def brute_cost(art, matcher) -> Cost:
     """The mask of `matcher` recomputed walk by walk, with what it cost; checked against the matcher."""
-    cost = Cost([], 0, 0, 0, 0)
+    cost = Cost([], [], 0, 0, 0, 0)
     mask = np.zeros(art.rows.shape[1], art.rows.dtype)
     paths = 0
     for lexer_state, stacks in art.threads(matcher._state):     # the contextual lexer's threads, OR-ed
@@ -92,13 +97,15 @@ def brute_cost(art, matcher) -> Cost:
 
 def assert_within(art, states) -> dict[str, int]:
     claimed = mask_cost(art)
-    seen = {"depth": 0, "walks": 0, "rows": 0, "roots": 0, "paths": 0}
+    seen = {"depth": 0, "emits": 0, "walks": 0, "rows": 0, "roots": 0, "paths": 0}
     for matcher in states:
         cost = brute_cost(art, matcher)
-        seen = {"depth": max(seen["depth"], *cost.steps, 0), "walks": max(seen["walks"], cost.walks),
+        seen = {"depth": max(seen["depth"], *cost.steps, 0), "emits": max(seen["emits"], *cost.emits, 0),
+                "walks": max(seen["walks"], cost.walks),
                 "rows": max(seen["rows"], cost.rows), "roots": max(seen["roots"], cost.roots),
                 "paths": max(seen["paths"], cost.paths)}
         assert max(cost.steps, default=0) <= claimed["max_walk_depth"]
+        assert max(cost.emits, default=0) <= claimed["max_emits_per_walk"]
         assert cost.roots <= claimed["max_roots_per_lr_state"]
         if claimed["one_stack_path"]:
             assert cost.paths == 1
@@ -108,11 +115,13 @@ def assert_within(art, states) -> dict[str, int]:
     return seen
 
 
-def _apart(grammar, tmp_path, layout: str) -> Built:
+UNMERGED = BuildLimits(max_merged_states=0)
+
+
+def _apart(grammar, tmp_path, layout: str, limits: BuildLimits = UNMERGED) -> Built:
     """A build whose groups are kept apart (several walks per mask)."""
     vocab = vocabulary("small-gpt2")
-    result = build_artifact(grammar, tmp_path / "apart.glrm", tokenizer=vocab, layout=layout,
-                            limits=BuildLimits(max_merged_states=0))
+    result = build_artifact(grammar, tmp_path / "apart.glrm", tokenizer=vocab, layout=layout, limits=limits)
     return Built(glrmask_runtime.load(result.path), vocab, result.compiled, result.path)
 
 
@@ -132,6 +141,15 @@ def test_grouped_json_several_walks_and_closes(tmp_path):
     seen = assert_within(b.artifact, sampled_states(b, json_documents(), 150, seed=22))
     assert seen["walks"] > 1 and seen["rows"] > seen["walks"] - 1      # the states exercise the OR
     assert seen["roots"] == claimed["max_roots_per_lr_state"]
+
+
+def test_emitting_states_lark(tmp_path):
+    """States that emit from the first one on: walks take the rows of the emitting states they pass."""
+    b = _apart(LARK_GRAMMARS / "lark.lark", tmp_path, "runtime-close", BuildLimits(max_cumulative_states=0))
+    claimed = mask_cost(b.artifact)
+    assert b.artifact.emitting and claimed["max_emits_per_walk"] > 0
+    seen = assert_within(b.artifact, sampled_states(b, lark_documents(), 150, seed=24))
+    assert seen["emits"] > 0
 
 
 def test_runtime_close_lark_with_a_graph_structured_stack(tmp_path):
@@ -181,7 +199,7 @@ def test_inspect_prints_the_mask_cost():
             "(stacks have one path)") in text
 
 
-@pytest.mark.parametrize("fixture", ["format1", "format2", "format3"])
+@pytest.mark.parametrize("fixture", ["format1", "format2", "format3", "format4"])
 def test_older_formats_report_a_cost(fixture):
     from devtools.data import REPO_ROOT
 

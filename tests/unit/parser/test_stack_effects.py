@@ -107,18 +107,20 @@ def test_effect_graph_spells_exactly_the_flat_effects(name):
 @pytest.mark.parametrize("name", sorted(LEFT_RECURSIVE))
 def test_reach_by_top_is_what_the_flat_effects_read_and_lower(name):
     """Per first read state: the longest read, and per state left on top the most the stack is lowered
-    (reads past the exposed state minus writes), as the splice bounds positions with them."""
+    (reads past the exposed state minus writes) and the longest read of the effects leaving it, as the
+    splice bounds positions with them."""
     tables = build_lr_tables(as_normalized(cfg_from_text(LEFT_RECURSIVE[name])))
     flat = build_stack_effects(tables).by_terminal
     for t, graph in enumerate(build_effect_graphs(tables)):
-        expected: dict[int, tuple[int, dict[int, int]]] = {}
+        expected: dict[int, tuple[int, dict[int, tuple[int, int]]]] = {}
         for e in flat[t]:
-            reads, lowered = expected.setdefault(e.reads[0], (0, {}))
-            after = e.writes[-1] if e.writes else e.reads[-1]
-            lowered[after] = max(lowered.get(after, -10**9), len(e.reads) - 1 - len(e.writes))
-            expected[e.reads[0]] = (max(reads, len(e.reads)), lowered)
-        assert reach_by_top(graph) == {top: Reach(reads, tuple(sorted(lowered.items())))
-                                       for top, (reads, lowered) in expected.items()}
+            reads, after = expected.setdefault(e.reads[0], (0, {}))
+            top = e.writes[-1] if e.writes else e.reads[-1]
+            lowered, longest = after.get(top, (-10**9, 0))
+            after[top] = (max(lowered, len(e.reads) - 1 - len(e.writes)), max(longest, len(e.reads)))
+            expected[e.reads[0]] = (max(reads, len(e.reads)), after)
+        assert reach_by_top(graph) == {top: Reach(reads, tuple((s, lo, n) for s, (lo, n) in sorted(after.items())))
+                                       for top, (reads, after) in expected.items()}
 
 
 def test_effect_graph_is_small_where_flat_effects_explode():

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from devtools.builds import JSON_GRAMMAR, built
+from glrmask_cli.limits import BuildLimits
 from glrmask_cli.pipeline import artifact_sections
 from glrmask_runtime.format import FORMAT_VERSION, READABLE_VERSIONS
 from glrmask_runtime.schema import (
@@ -17,6 +18,7 @@ from glrmask_runtime.schema import (
 )
 
 CONTEXTUAL_ONLY = ("lexer.restart", "lr.lexer_start")   # written for `--lexer contextual` only
+EMITTING_ONLY = ("dwa.emits",)                           # written where some DWA state emits
 
 
 @pytest.fixture(scope="module", params=["basic", "contextual"])
@@ -29,11 +31,20 @@ def sections(lexer):
     return artifact_sections(built(JSON_GRAMMAR, "small-gpt2", lexer=lexer).compiled)
 
 
+def test_emitting_states_are_written_where_there_are_some():
+    compiled = built(JSON_GRAMMAR, "small-gpt2", layout="one", limits=BuildLimits(max_cumulative_states=0)).compiled
+    assert any(compiled.parser_dwa.dwa.emits)
+    emits = artifact_sections(compiled)["dwa.emits"]
+    assert emits.tolist() == [int(e) for e in compiled.parser_dwa.dwa.emits]
+
+
 def test_writer_output_is_exactly_the_schema_the_loader_checks(sections, lexer):
-    """The compiler writes every section of its format, the optional walk filters included, and
-    the contextual lexer's sections exactly when it is built with that lexer."""
+    """The compiler writes every section of its format, the optional walk filters included, the
+    contextual lexer's sections exactly when it is built with that lexer, and the emitting states
+    exactly when there are some."""
     every = {**sections_for(FORMAT_VERSION), **optional_sections_for(FORMAT_VERSION)}
-    schema = {name: every[name] for name in sorted(every) if lexer == "contextual" or name not in CONTEXTUAL_ONLY}
+    schema = {name: every[name] for name in sorted(every)
+              if (lexer == "contextual" or name not in CONTEXTUAL_ONLY) and name not in EMITTING_ONLY}
     assert list(sections) == list(schema)
     for name, array in sections.items():
         assert (array.dtype, array.ndim) == (schema[name].dtype, schema[name].ndim), name
