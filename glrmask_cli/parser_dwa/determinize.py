@@ -352,6 +352,11 @@ class StatePool:
             canon[state] = cls
         return Part(int(canon[0]), len(np.unique(canon)))
 
+    def accepts_nothing(self, cls: int) -> bool:
+        """The state accepts nothing and has no edge: a walk from it gives the empty set."""
+        outcome, _, default, edges = self.signatures[cls]
+        return outcome == 0 and default == NO_STATE and not edges
+
     def _edges(self, cls: int) -> list[list[int]]:
         return np.frombuffer(self.signatures[cls][3], dtype=np.int64).reshape(-1, 2).tolist()
 
@@ -382,10 +387,15 @@ def _union(pool: StatePool, roots: Sequence[int], max_states: int) -> _Explicit:
             found = edges_of[cls] = ({label: target for label, target in pool._edges(cls)}, default, outcome, emits)
         return found
 
+    carried_of: dict[tuple[int, ...], int] = {}
+
     def carried(live: tuple[int, ...]) -> int:
-        union = 0
-        for cls in live:
-            union |= component(cls)[2]
+        union = carried_of.get(live)
+        if union is None:
+            union = 0
+            for cls in live:
+                union |= component(cls)[2]
+            carried_of[live] = union
         return union
 
     result = _Explicit([], [], [], [], [])
@@ -393,38 +403,52 @@ def _union(pool: StatePool, roots: Sequence[int], max_states: int) -> _Explicit:
                         "the groups' automata walked together are too large")
     keys = states.keys
 
-    def target(live: list[int], stopped: int) -> int:
-        if not live:
-            return NO_STATE
-        walking = tuple(sorted(set(live)))
-        return states.of((walking, stopped & ~carried(walking)))
-
-    def step(live: tuple[int, ...], stopped: int, emits: bool, label: int | None) -> int:
-        """The state after `label` (None: any other); walks that stop on it keep their outcomes in
-        the stopped set, unless this state emits them."""
-        moved, more = [], 0 if emits else stopped
-        for cls in live:
-            edges, default, outcome, _ = component(cls)
-            nxt = default if label is None else edges.get(label, default)
+    def successor(moved: list[int], outcomes: list[int], stopped: int, emits: bool) -> int:
+        """The state where walk i moves to moved[i] (NO_STATE: it stops, keeping outcomes[i] unless
+        this state emits them, as it does with `stopped`)."""
+        more = 0 if emits else stopped
+        walking = set()
+        for nxt, outcome in zip(moved, outcomes):
             if nxt != NO_STATE:
-                moved.append(nxt)
+                walking.add(nxt)
             elif not emits:
                 more |= outcome
-        return target(moved, more)
+        if not walking:
+            return NO_STATE
+        ordered = tuple(sorted(walking))
+        return states.of((ordered, more & ~carried(ordered)))
 
     head = 0
     while head < len(keys):
         live, stopped = keys[head]
         head += 1
-        emits = any(component(cls)[3] for cls in live)
-        labels = sorted({label for cls in live for label in component(cls)[0]})
-        targets = [step(live, stopped, emits, label) for label in labels]
-        # every walk stops on a label only where every default stops too (a walk with a default
-        # continues on every label): such labels are left to the default
-        kept = [i for i, t in enumerate(targets) if t != NO_STATE]
-        result.labels.append(np.asarray([labels[i] for i in kept], dtype=np.int64))
-        result.targets.append(np.asarray([targets[i] for i in kept], dtype=np.int64))
-        result.default.append(step(live, stopped, emits, None))
+        parts = [component(cls) for cls in live]
+        outcomes = [part[2] for part in parts]
+        emits = any(part[3] for part in parts)
+        defaults = [part[1] for part in parts]
+        overrides: dict[int, list[tuple[int, int]]] = {}
+        for i, part in enumerate(parts):
+            for label, nxt in part[0].items():
+                overrides.setdefault(label, []).append((i, nxt))
+        known: dict[tuple[int, ...], int] = {}      # the moves of several labels are often the same
+        default = successor(defaults, outcomes, stopped, emits)
+        labels, targets = [], []
+        for label in sorted(overrides):
+            moved = list(defaults)
+            for i, nxt in overrides[label]:
+                moved[i] = nxt
+            key = tuple(moved)
+            found = known.get(key)
+            if found is None:
+                found = known[key] = successor(moved, outcomes, stopped, emits)
+            # every walk stops on a label only where every default stops too (a walk with a default
+            # continues on every label): such labels are left to the default
+            if found != NO_STATE:
+                labels.append(label)
+                targets.append(found)
+        result.labels.append(np.asarray(labels, dtype=np.int64))
+        result.targets.append(np.asarray(targets, dtype=np.int64))
+        result.default.append(default)
         result.outcomes.append(stopped | carried(live))
         result.emits.append(emits)
     return result

@@ -62,19 +62,27 @@ def first_lexeme_of(tdwa: TerminalDWA, node: int) -> int:
     return node
 
 
-def walk_roots(dwa: ParserDWA, groups: Sequence[Group], tdwa: TerminalDWA, term_sets: list[tuple[int, ...]],
+def gate(group: Group, tdwa: TerminalDWA, term_sets: Sequence[tuple[int, ...]], ignored: frozenset[int],
+         has_action: np.ndarray) -> np.ndarray:
+    """Per LR state p, whether a walk from a top in state p takes the group: its first closed lexemes
+    can be consumed there (always for the tokens without one, or a first lexeme that may be ignored).
+    `has_action[p, t]`: LR state p has an action on t."""
+    firsts = {first_lexeme_of(tdwa, node) for node in group.subtrees | group.exact}
+    terminals = sorted({t for node in firsts - {0} for t in term_sets[int(tdwa.trie_set[node])]})
+    if 0 in firsts or ignored.intersection(terminals):
+        return np.ones(has_action.shape[0], dtype=bool)
+    if not terminals:
+        return np.zeros(has_action.shape[0], dtype=bool)
+    return np.asarray(has_action[:, terminals].any(axis=1), dtype=bool)
+
+
+def walk_roots(dwa: ParserDWA, groups: Sequence[Group], tdwa: TerminalDWA, term_sets: Sequence[tuple[int, ...]],
                ignored: frozenset[int], has_action: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For each LR state p, the roots of the groups a walk from a top in state p must take, as CSR
-    (offsets of length n_lr_states + 1, roots). `has_action[p, t]`: LR state p has an action on t."""
+    """For each LR state p, the roots of the groups a walk from a top in state p must take (`gate`),
+    as CSR (offsets of length n_lr_states + 1, roots)."""
     n_lr = has_action.shape[0]
-    gated = np.zeros((len(groups), n_lr), dtype=bool)
-    for g, group in enumerate(groups):
-        firsts = {first_lexeme_of(tdwa, node) for node in group.subtrees | group.exact}
-        terminals = sorted({t for node in firsts - {0} for t in term_sets[int(tdwa.trie_set[node])]})
-        if 0 in firsts or ignored.intersection(terminals):
-            gated[g] = True
-        elif terminals:
-            gated[g] = has_action[:, terminals].any(axis=1)
+    gated = np.stack([gate(group, tdwa, term_sets, ignored, has_action) for group in groups]) if groups else \
+        np.zeros((0, n_lr), dtype=bool)
     roots = np.asarray(dwa.roots, dtype=np.int64)
     per_state = [np.asarray([r for r in np.unique(roots[gated[:, p]]).tolist() if _matters(dwa, r, p)], dtype=np.int64)
                  for p in range(n_lr)]

@@ -24,7 +24,7 @@ from glrmask_cli.errors import LimitExceeded
 from glrmask_cli.limits import DEFAULTS
 from glrmask_cli.parser.stack_effects import EffectGraph
 from glrmask_cli.parser_dwa.determinize import ParserDWA, Part, StatePool
-from glrmask_cli.parser_dwa.groups import Group, by_first_lexeme, split, walk_roots, whole
+from glrmask_cli.parser_dwa.groups import Group, by_first_lexeme, gate, split, walk_roots, whole
 from glrmask_cli.parser_dwa.splice import EffectIndex, TrieIndex, build_read_nfa
 from glrmask_cli.progress import NO_PROGRESS, Progress, Ticker
 from glrmask_cli.terminal_dwa import TerminalDWA
@@ -76,8 +76,9 @@ def build_parser_dwa(layout: Layout, tdwa: TerminalDWA, term_sets: Sequence[tupl
                                max_nfa_nodes, max_dwa_states, max_cumulative_states, start_of)
     if layout == "grouped":
         ticker = Ticker(progress, 0, "groups")
-        groups, parts = _grouped(tdwa, group_dwa, ticker, pool)
-        groups, parts = _merge_small(groups, parts, pool, max_merged_states)
+        groups, parts = _live(*_grouped(tdwa, group_dwa, ticker, pool), pool)
+        gates = [gate(group, tdwa, term_sets, ignored, has_action) for group in groups]
+        groups, parts = _merge_small(groups, parts, pool, max_merged_states, gates)
     else:
         ticker = Ticker(progress, 1, "groups")
         groups = whole(tdwa)
@@ -116,13 +117,23 @@ def _group_builder(pool: StatePool, term_sets: list[tuple[int, ...]], effects: S
     return group_dwa
 
 
-def _merge_small(groups: list[Group], parts: list[Part], pool: StatePool,
-                 max_merged_states: int) -> tuple[list[Group], list[Part]]:
+def _live(groups: list[Group], parts: list[Part], pool: StatePool) -> tuple[list[Group], list[Part]]:
+    """The groups whose automaton accepts something (java.lark x cl100k: half of them accept
+    nothing, e.g. a string literal followed by an opening parenthesis); at least one."""
+    live = [i for i, part in enumerate(parts) if not pool.accepts_nothing(part.root)] or [0]
+    return [groups[i] for i in live], [parts[i] for i in live]
+
+
+def _merge_small(groups: list[Group], parts: list[Part], pool: StatePool, max_merged_states: int,
+                 gates: list[np.ndarray]) -> tuple[list[Group], list[Part]]:
     """Fewer walks per mask: the smallest groups, `max_merged_states` states together at most, are
     merged into as few groups as possible, each of whose automaton (their automata walked in step,
     `StatePool.add_union`) stays within twice their total (they mostly read the stack in step;
     python eval_input x gpt2: the 52 smallest of 65 groups, 20,420 states apart, 10,051 together).
-    Smallest first: a run of groups whose union is too large is halved until it fits."""
+    Groups are walked together only from tops both are gated at (`gates`), so the chosen groups are
+    ordered so that each follows the one whose gate is most like its own (a merge of groups walked
+    from the same tops saves walks and reads the stack alike); a run of groups whose union is too
+    large is halved until it fits."""
     order = sorted(range(len(groups)), key=lambda i: (parts[i].n_states, i))
     chosen, total = [], 0
     for i in order:
@@ -130,6 +141,7 @@ def _merge_small(groups: list[Group], parts: list[Part], pool: StatePool,
             break
         chosen.append(i)
         total += parts[i].n_states
+    chosen = _by_likeness(chosen, gates)
     merged_groups, merged_parts, done = [], [], set()
     start = 0
     while len(chosen) - start >= 2:
@@ -152,6 +164,24 @@ def _merge_small(groups: list[Group], parts: list[Part], pool: StatePool,
         start += size
     rest = [i for i in range(len(groups)) if i not in done]
     return merged_groups + [groups[i] for i in rest], merged_parts + [parts[i] for i in rest]
+
+
+def _by_likeness(chosen: list[int], gates: list[np.ndarray]) -> list[int]:
+    """`chosen` as a chain, each next the one left whose gate overlaps the last one's most
+    (Jaccard), starting from the first."""
+    if len(chosen) < 3:
+        return chosen
+    vectors = np.stack([gates[i] for i in chosen]).astype(np.float32)
+    common = vectors @ vectors.T
+    sizes = vectors.sum(axis=1)
+    likeness = common / np.maximum(sizes[:, None] + sizes[None, :] - common, 1)
+    chain, left = [0], set(range(1, len(chosen)))
+    while left:
+        last = chain[-1]
+        best = max(sorted(left), key=lambda j: likeness[last, j])
+        chain.append(best)
+        left.remove(best)
+    return [chosen[i] for i in chain]
 
 
 def _grouped(tdwa: TerminalDWA, group_dwa, ticker: Ticker, pool: StatePool) -> tuple[list[Group], list[Part]]:

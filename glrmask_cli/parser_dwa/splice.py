@@ -58,8 +58,9 @@ class _Splicer:
                                 f"{len(tdwa.outcomes):,} token outcomes need as many nodes; see docs/ARCHITECTURE.md")
         self.accept: dict[int, int] = {}     # outcome id -> its acceptance node, made when first reached
         self.index: dict[tuple, int] = {("at", 0, ()): self.nfa.start}
-        self._edge_lookup: dict[tuple[int, int], tuple[int, dict[int, list]]] = {}   # matching_edges
         self._tops: dict[tuple[int, ...], tuple[tuple[int, ...], frozenset[int]]] = {}
+        self._accepted: dict[tuple[int, int], list[int]] = {}     # accepted_at
+        self.matching_edges = index.matching_edges
         self.todo: list[tuple] = [("at", 0, ())]
         self.future = _Future(self, index)
         self.reach, self.useful = self.future.reach, self.future.useful
@@ -106,24 +107,43 @@ class _Splicer:
 
     def expand_position(self, trie_node: int, written: Written, source: int) -> None:
         if self.counts[trie_node]:
-            for outcome_id, final in self.outcomes_at.get(trie_node, ()):
-                self.check_final(source, written, outcome_id, final)
+            if written:
+                for outcome_id in self.accepted_at(trie_node, written[-1]):
+                    self.nfa.add_epsilon(source, self.acceptance(outcome_id))
+            else:
+                for outcome_id, final in self.outcomes_at.get(trie_node, ()):
+                    self.accept_on_reads(source, outcome_id, final)
         for terminal in self.terminals_after.get(trie_node, ()):
             if any(self.enters[child] for child in self.next_nodes[(trie_node, terminal)]):
                 self.consume(source, written, terminal, trie_node)
 
-    def check_final(self, source: int, written: Written, outcome_id: int, final: int) -> None:
-        """Accept the outcome where its open lexeme's terminal (or END) has an action on the top state
-        (`final`: of the outcome's path that ends at this trie node)."""
-        finals = (self.end_terminal,) if final == FINAL_END else self.term_sets[final]
+    def acceptance(self, outcome_id: int) -> int:
+        """The node that accepts the outcome, made when first reached."""
         accept = self.accept.get(outcome_id)
         if accept is None:
             accept = self.accept[outcome_id] = self.nfa.add_node(1 << outcome_id)
+        return accept
+
+    def finals_of(self, final: int) -> tuple[int, ...]:
+        return (self.end_terminal,) if final == FINAL_END else self.term_sets[final]
+
+    def accepted_at(self, trie_node: int, top: int) -> list[int]:
+        """The outcomes ending at `trie_node` that are accepted with `top` on top: their open
+        lexeme's terminal (or END) has an action there, or may be ignored (cached)."""
+        key = (trie_node, top)
+        found = self._accepted.get(key)
+        if found is None:
+            found = self._accepted[key] = [
+                outcome_id for outcome_id, final in self.outcomes_at.get(trie_node, ())
+                if self.ignored.intersection(self.finals_of(final)) or self.has_action_on(top, self.finals_of(final))]
+        return found
+
+    def accept_on_reads(self, source: int, outcome_id: int, final: int) -> None:
+        """Accept the outcome after reading a top with an action on its open lexeme's terminal (or
+        END), with nothing written above the old stack."""
+        finals, accept = self.finals_of(final), self.acceptance(outcome_id)
         if self.ignored.intersection(finals):
             self.nfa.add_epsilon(source, accept)
-        elif written:
-            if self.has_action_on(written[-1], finals):
-                self.nfa.add_epsilon(source, accept)
         else:
             for top in self.tops_with_action(finals)[0]:
                 self.nfa.add_read(source, top, accept)
@@ -161,6 +181,7 @@ class _Splicer:
         """Follow the effect graph while its reads cancel against the written states. A graph node is
         visited once per number of written states matched (the graph shares nodes between paths)."""
         graph = self.graphs[terminal]
+        exits, useful = self.exits(terminal), self.useful
         todo, seen = [(root, 1)], set()
         while todo:
             graph_node, matched = todo.pop()
@@ -173,7 +194,6 @@ class _Splicer:
                     self.nfa.add_epsilon(source, target)
             left = len(written) - matched
             edges = graph.edges[graph_node] if not left else self.matching_edges(terminal, graph_node, written, left)
-            exits, useful = self.exits(terminal), self.useful
             for labels, next_node in edges:
                 if not useful(trie_node, terminal, exits[next_node]):
                     continue
@@ -198,48 +218,6 @@ class _Splicer:
                 continue
             new_last = labels[-1] if labels else last
             self.nfa.connect(source, labels, self.node(("mid", terminal, next_node, new_last, trie_node)))
-
-    def matching_edges(self, terminal: int, graph_node: int, written: Written,
-                       left: int) -> list[tuple[tuple[int, ...], int]]:
-        """The graph node's edges whose reads agree with the `left` written states still above the
-        old stack (read top first: label i meets written[left - 1 - i]; ANY meets anything), found by
-        lookup rather than by trying every edge (a goto branches over hundreds of states). Order:
-        edges without reads, then those reading ANY first, then the others, each in graph order."""
-        lookup = self._edge_lookup.get((terminal, graph_node))
-        if lookup is None:
-            edges = self.graphs[terminal].edges[graph_node]
-            lookup = self._edge_lookup[(terminal, graph_node)] = (max((len(e[0]) for e in edges), default=0), {})
-        longest, by_cap = lookup
-        cap = min(left, longest)
-        groups = by_cap.get(cap)
-        if groups is None:
-            groups = by_cap[cap] = self._edge_groups(terminal, graph_node, cap)
-        hits = []
-        for positions, by_values in groups:
-            hit = by_values.get(tuple(written[left - 1 - p] for p in positions))
-            if hit is not None:
-                hits.append(hit)
-        if len(hits) == 1:
-            return hits[0][1]
-        order = sorted((key, edge) for keys, edges in hits for key, edge in zip(keys, edges))
-        return [edge for _, edge in order]
-
-    def _edge_groups(self, terminal: int, graph_node: int, cap: int) -> list:
-        """The edges by which of their first `cap` reads are concrete (not ANY) and by those states:
-        [(positions, {states: ([(rank, index)], [edge])})], each list in the order matching_edges gives."""
-        groups: dict[tuple[int, ...], dict[tuple[int, ...], list]] = {}
-        for i, edge in enumerate(self.graphs[terminal].edges[graph_node]):
-            labels = edge[0]
-            rank = 0 if not labels else 1 if labels[0] == ANY else 2
-            positions = tuple(p for p, label in enumerate(labels[:cap]) if label != ANY)
-            states = tuple(labels[p] for p in positions)
-            groups.setdefault(positions, {}).setdefault(states, []).append(((rank, i), edge))
-        for by_values in groups.values():
-            for found in by_values.values():
-                found.sort()
-        return [(positions, {states: ([key for key, _ in found], [edge for _, edge in found])
-                             for states, found in by_values.items()})
-                for positions, by_values in groups.items()]
 
     @functools.cached_property
     def inside(self) -> list[bool]:
@@ -278,12 +256,55 @@ class EffectIndex:
         self.roots_by_top = [_roots_by_top(graph) for graph in graphs]
         self._reach: dict[int, dict[int, Reach]] = {}
         self._exits: dict[int, list[frozenset[int]]] = {}
+        self._edge_lookup: dict[tuple[int, int], tuple[int, dict[int, list]]] = {}   # matching_edges
 
     def reach(self, terminal: int) -> dict[int, Reach]:
         found = self._reach.get(terminal)
         if found is None:
             found = self._reach[terminal] = reach_by_top(self._graphs[terminal])
         return found
+
+    def matching_edges(self, terminal: int, graph_node: int, written: Written,
+                       left: int) -> list[tuple[tuple[int, ...], int]]:
+        """The graph node's edges whose reads agree with the `left` written states still above the
+        old stack (read top first: label i meets written[left - 1 - i]; ANY meets anything), found by
+        lookup rather than by trying every edge (a goto branches over hundreds of states). Order:
+        edges without reads, then those reading ANY first, then the others, each in graph order."""
+        lookup = self._edge_lookup.get((terminal, graph_node))
+        if lookup is None:
+            edges = self._graphs[terminal].edges[graph_node]
+            lookup = self._edge_lookup[(terminal, graph_node)] = (max((len(e[0]) for e in edges), default=0), {})
+        longest, by_cap = lookup
+        cap = min(left, longest)
+        groups = by_cap.get(cap)
+        if groups is None:
+            groups = by_cap[cap] = self._edge_groups(terminal, graph_node, cap)
+        hits = []
+        for positions, by_values in groups:
+            hit = by_values.get(tuple(written[left - 1 - p] for p in positions))
+            if hit is not None:
+                hits.append(hit)
+        if len(hits) == 1:
+            return hits[0][1]
+        order = sorted((key, edge) for keys, edges in hits for key, edge in zip(keys, edges))
+        return [edge for _, edge in order]
+
+    def _edge_groups(self, terminal: int, graph_node: int, cap: int) -> list:
+        """The edges by which of their first `cap` reads are concrete (not ANY) and by those states:
+        [(positions, {states: ([(rank, index)], [edge])})], each list in the order matching_edges gives."""
+        groups: dict[tuple[int, ...], dict[tuple[int, ...], list]] = {}
+        for i, edge in enumerate(self._graphs[terminal].edges[graph_node]):
+            labels = edge[0]
+            rank = 0 if not labels else 1 if labels[0] == ANY else 2
+            positions = tuple(p for p, label in enumerate(labels[:cap]) if label != ANY)
+            states = tuple(labels[p] for p in positions)
+            groups.setdefault(positions, {}).setdefault(states, []).append(((rank, i), edge))
+        for by_values in groups.values():
+            for found in by_values.values():
+                found.sort()
+        return [(positions, {states: ([key for key, _ in found], [edge for _, edge in found])
+                             for states, found in by_values.items()})
+                for positions, by_values in groups.items()]
 
     def exits(self, terminal: int) -> list[frozenset[int]]:
         """Per node of the terminal's graph, the states its effects from there leave on top (where
