@@ -91,43 +91,55 @@ def _pack_tokens(allowed: np.ndarray) -> np.ndarray:
     return packed.view("<u4")
 
 
-def _rows_by_position(position: np.ndarray, n_positions: int, vocab_size: int, chunk: int = 256) -> np.ndarray:
-    """Packed token rows, one per position: the tokens whose `position` is that one (-1: none);
-    built `chunk` positions at a time (a bool matrix of chunk x vocabulary)."""
-    rows = np.zeros((n_positions, words_per_row(vocab_size)), dtype="<u4")
-    width = words_per_row(vocab_size) * 32
-    for lo in range(0, n_positions, chunk):
-        hi = min(lo + chunk, n_positions)
-        tokens = np.flatnonzero((position >= lo) & (position < hi))
-        one_hot = np.zeros((hi - lo, width), dtype=bool)
-        one_hot[position[tokens] - lo, tokens] = True
-        rows[lo:hi] = np.packbits(one_hot, axis=1, bitorder="little").view("<u4")
-    return rows
+class _Pool:
+    """Packed token rows, deduplicated, numbered in the order `number` is asked for them (row 0: the
+    empty row). Rows are first interned by their class-level form (one bool per token class, the
+    last two for the EOS and never classes), so a row is expanded to tokens once."""
+
+    def __init__(self, class_of_token: np.ndarray, n_classes: int) -> None:
+        self._class_of_token = class_of_token
+        self._n_classes = n_classes
+        self._by_classes: dict[bytes, bytes] = {}      # packed class row -> packed token row
+        self._number: dict[bytes, int] = {}
+        self.rows: list[np.ndarray] = []
+
+    def token_row(self, allowed_classes: np.ndarray) -> bytes:
+        """The packed token row of the tokens whose class is allowed, as bytes (interned)."""
+        return self.token_row_of_packed(np.packbits(allowed_classes))
+
+    def token_row_of_packed(self, packed_classes: np.ndarray) -> bytes:
+        """`token_row` of the classes given as packed bits (numpy's big-endian bit order)."""
+        key = packed_classes.tobytes()
+        found = self._by_classes.get(key)
+        if found is None:
+            allowed = np.unpackbits(packed_classes, count=self._n_classes + 2).view(bool)
+            found = self._by_classes[key] = _pack_tokens(allowed[self._class_of_token]).tobytes()
+        return found
+
+    def number(self, packed: bytes) -> int:
+        row = self._number.get(packed)
+        if row is None:
+            row = self._number[packed] = len(self.rows)
+            self.rows.append(np.frombuffer(packed, dtype="<u4"))
+        return row
 
 
 def build_rows(dwa: ParserDWA, tdwa: TerminalDWA, progress: Progress = NO_PROGRESS,
                contexts: LexerContexts | None = None) -> RowPool:
     """Compute R[d][q] for every DWA state and lexer state, deduplicated; `progress` counts lexer
     states. `contexts`: lark's contextual lexer (a runtime close walks from the START of each
-    context the closed lexeme hands over to)."""
+    context the closed lexeme hands over to).
+
+    Per lexer state q, in class space: the outcomes present at q, and for every accept id the subset
+    of them in its set, as an exact bit mask over the present ones (accept ids with equal masks have
+    equal rows, so each distinct mask is OR-ed and expanded once); each row is expanded to tokens once
+    per distinct class-level row. Runtime closes depend on q only through what its lexeme closes as
+    before each first byte (and, with contexts, where an ignored lexeme hands over), and are computed
+    once per such row."""
     n_outcomes = len(tdwa.outcomes)
     n_lexer_states = tdwa.n_lexer_states
-    row_index: dict[bytes, int] = {}
-    token_rows: list[np.ndarray] = []
-    vocab_size = len(tdwa.class_of_token)
-
-    def token_row_id(allowed: np.ndarray) -> int:
-        return packed_row_id(_pack_tokens(allowed))
-
-    def packed_row_id(packed: np.ndarray) -> int:
-        key = packed.tobytes()
-        row = row_index.get(key)
-        if row is None:
-            row = row_index[key] = len(token_rows)
-            token_rows.append(packed)
-        return row
-
-    token_row_id(np.zeros(vocab_size, dtype=bool))   # row 0: nothing allowed
+    pool = _Pool(tdwa.class_of_token, tdwa.n_classes)
+    empty = pool.number(pool.token_row(np.zeros(tdwa.n_classes + 2, dtype=bool)))    # row 0: nothing allowed
     accept_ids: dict[int, int] = {}
     accept_of = np.fromiter((accept_ids.setdefault(o, len(accept_ids)) for o in dwa.outcomes), dtype=np.int32,
                             count=dwa.n_states)
@@ -137,64 +149,99 @@ def build_rows(dwa: ParserDWA, tdwa: TerminalDWA, progress: Progress = NO_PROGRE
     member_ends = np.cumsum(member_counts)
     member_starts = member_ends - member_counts
     member_outcomes = np.concatenate(members) if members else np.zeros(0, dtype=np.int64)
-    # The row of (set, q) depends only on which of the outcomes present at q are in the set: the OR
-    # of those outcomes' token rows at q.
-    by_key: dict[tuple[int, bytes], int] = {}
-    q_offsets, q_accepts, q_rows = [0], [], []
+    nonempty = np.flatnonzero(member_counts)          # accept ids with an outcome (reduceat needs them)
     future = _future_outcomes(dwa)
     roots = sorted(set(dwa.roots))
     q_roots: list[list[int]] = []
+    entries: list[tuple[np.ndarray, list[bytes]]] = []    # per q: its accept ids, their packed rows
     ticker = Ticker(progress, n_lexer_states, "lexer states")
+    local = np.full(n_outcomes + 1, -1, dtype=np.int64)   # outcome -> its index among those present at q
     for q in range(n_lexer_states):
-        shifted = tdwa.outcome_row(q)[tdwa.class_of_token].astype(np.int64) - NO_OUTCOME   # 0: no outcome
-        present = np.bincount(shifted, minlength=n_outcomes + 1)[1:] > 0
-        present_ids = np.flatnonzero(present)
-        here = _bitset(present)
+        outcome = tdwa.outcome_row(q)                      # per class; NO_OUTCOME (-1) -> local[-1] = -1
+        present_ids = np.flatnonzero(np.bincount(outcome + 1, minlength=n_outcomes + 1)[1:])
+        present = np.zeros(n_outcomes + 1, dtype=bool)
+        present[present_ids] = True
+        here = _bitset(present[:n_outcomes])
         q_roots.append([root for root in roots if future[root] & here])
-        row_of_shifted = np.full(n_outcomes + 1, -1, dtype=np.int64)   # outcome + 1 -> its row below
-        row_of_shifted[present_ids + 1] = np.arange(len(present_ids))
-        by_outcome = _rows_by_position(row_of_shifted[shifted], len(present_ids), vocab_size)
-        row_of_outcome = row_of_shifted[1:]
-        inside = present[member_outcomes]
-        seen = np.concatenate([[0], np.cumsum(inside)])
-        for accept in np.flatnonzero(seen[member_ends] - seen[member_starts]).tolist():
-            start, end = int(member_starts[accept]), int(member_ends[accept])
-            outcomes_here = member_outcomes[start:end][inside[start:end]]
-            key = (q, outcomes_here.tobytes())
-            row = by_key.get(key)
-            if row is None:
-                words = np.bitwise_or.reduce(by_outcome[row_of_outcome[outcomes_here]], axis=0)
-                row = by_key[key] = packed_row_id(words)
-            q_accepts.append(accept)
-            q_rows.append(row)
-        q_offsets.append(len(q_rows))
+        if not len(present_ids) or not len(nonempty):
+            entries.append((np.zeros(0, dtype=np.int64), []))
+            ticker.advance()
+            continue
+        local[present_ids] = np.arange(len(present_ids))
+        masks = _masks(local[member_outcomes], member_starts[nonempty], len(present_ids))
+        local[present_ids] = -1
+        hit = np.flatnonzero(masks.any(axis=1))
+        distinct, which = np.unique(masks[hit], axis=0, return_inverse=True)
+        # each present outcome's classes at q, as packed bits; a mask's row is the OR of its outcomes'
+        one_hot = np.zeros((len(present_ids), len(outcome)), dtype=bool)
+        live = np.flatnonzero(outcome != NO_OUTCOME)
+        one_hot[np.searchsorted(present_ids, outcome[live]), live] = True
+        by_outcome = np.packbits(one_hot, axis=1)
+        rows = [pool.token_row_of_packed(np.bitwise_or.reduce(by_outcome[_bits(mask)], axis=0))
+                for mask in distinct]
+        entries.append((nonempty[hit], [rows[i] for i in which.reshape(-1).tolist()]))
         ticker.advance()
     ticker.close()
-    ticker.note(f"{len(token_rows):,} rows")
+    q_offsets, q_accepts, q_rows = [0], [], []
+    for accepts, rows in entries:             # numbered in (lexer state, accept id) order
+        q_accepts += accepts.tolist()
+        q_rows += [pool.number(row) for row in rows]
+        q_offsets.append(len(q_rows))
+    ticker.note(f"{len(pool.rows):,} rows")
     close_offsets, close_sets, close_rows = [0], [], []
     close_roots: list[list[int]] = []
     from_start: dict[int, np.ndarray] = {}
+    closes_of: dict[tuple[bytes, int], list[tuple[int, int, list[int]]]] = {}
     for q in range(n_lexer_states):
-        closes = tdwa.close_row(q)
-        for term_set in np.unique(closes[closes != 0]).tolist():
-            closing = closes == term_set
+        restart = -1 if contexts is None else int(contexts.restart[q])
+        key = (tdwa.state_close[q].tobytes(), restart)
+        found = closes_of.get(key)
+        if found is None:
+            found = closes_of[key] = []
+            closes = tdwa.close_row(q)
+            for term_set in np.unique(closes[closes != 0]).tolist():
+                closing = closes == term_set
+                after = np.zeros(n_outcomes + 1, dtype=bool)
+                hand_over = (START,) if contexts is None else contexts.hand_over(q, term_set)
+                for start in hand_over:
+                    if start not in from_start:
+                        from_start[start] = tdwa.outcome_row(start)
+                    after[from_start[start][closing]] = True     # NO_OUTCOME lands in the last entry
+                accepted = _bitset(after[:n_outcomes])
+                found.append((term_set, pool.number(pool.token_row(closing)),
+                              [root for root in roots if future[root] & accepted]))
+        for term_set, row, roots_here in found:
             close_sets.append(term_set)
-            close_rows.append(token_row_id(closing[tdwa.class_of_token]))
-            after = np.zeros(n_outcomes + 1, dtype=bool)
-            hand_over = (START,) if contexts is None else contexts.hand_over(q, term_set)
-            for start in hand_over:
-                if start not in from_start:
-                    from_start[start] = tdwa.outcome_row(start)
-                after[from_start[start][closing]] = True     # NO_OUTCOME lands in the last entry
-            accepted = _bitset(after[:n_outcomes])
-            close_roots.append([root for root in roots if future[root] & accepted])
+            close_rows.append(row)
+            close_roots.append(roots_here)
         close_offsets.append(len(close_rows))
-    rows = np.stack(token_rows) if token_rows else np.zeros((1, words_per_row(vocab_size)), dtype="<u4")
+    assert empty == 0
     i32 = lambda values: np.asarray(values, dtype=np.int32)  # noqa: E731
     q_root_offsets, q_root_items = _csr(q_roots)
     close_root_offsets, close_root_items = _csr(close_roots)
-    return RowPool(rows=np.ascontiguousarray(rows, dtype="<u4"), accept_of=accept_of,
+    return RowPool(rows=np.ascontiguousarray(np.stack(pool.rows), dtype="<u4"), accept_of=accept_of,
                    q_offsets=i32(q_offsets), q_accepts=i32(q_accepts), q_rows=i32(q_rows),
                    close_offsets=i32(close_offsets), close_sets=i32(close_sets), close_rows=i32(close_rows),
                    q_root_offsets=q_root_offsets, q_roots=q_root_items,
                    close_root_offsets=close_root_offsets, close_roots=close_root_items)
+
+
+def _masks(local: np.ndarray, starts: np.ndarray, n_present: int) -> np.ndarray:
+    """Per accept id (member lists starting at `starts`, each non-empty), the bit mask over the
+    outcomes present at a lexer state of those in its set: `local[i]` is member i's index among the
+    present ones, -1 if absent. Exact: one uint64 word per 64 present outcomes (an accept's members
+    are distinct, so the sum of their bits is their OR)."""
+    words = (n_present + 63) // 64
+    out = np.zeros((len(starts), words), dtype=np.uint64)
+    inside = local >= 0
+    bit = np.where(inside, np.left_shift(np.uint64(1), (local % 64).astype(np.uint64)), np.uint64(0))
+    for w in range(words):
+        values = np.where(inside & (local // 64 == w), bit, np.uint64(0))
+        out[:, w] = np.add.reduceat(values, starts)
+    return out
+
+
+def _bits(mask: np.ndarray) -> np.ndarray:
+    """The indices of the set bits of a multi-word mask (word w holds bits 64w .. 64w + 63)."""
+    bits = np.unpackbits(mask.astype("<u8").view(np.uint8), bitorder="little")
+    return np.flatnonzero(bits)
