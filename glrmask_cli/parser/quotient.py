@@ -69,7 +69,11 @@ def quotient(tables: LRTables, ignored: Sequence[int] = (),
     rule = np.where(kinds == REDUCE, args, 0)
     # an action without its shift target: (kind, reduced nonterminal, length); the target is refined
     reduced = kinds == REDUCE
-    code = _codes(np.stack([kinds, np.where(reduced, lhs[rule], -1), np.where(reduced, length[rule], -1)], axis=1))
+    # (kind, reduced nonterminal, length) as one int, then a dense code
+    lhs_span, length_span = int(lhs.max(initial=0)) + 2, int(length.max(initial=0)) + 2
+    key = ((kinds * lhs_span + np.where(reduced, lhs[rule], -1) + 1) * length_span
+           + np.where(reduced, length[rule], -1) + 1)
+    code = np.unique(key, return_inverse=True)[1].reshape(-1).astype(np.int64)
     target = np.where(kinds == SHIFT, args, -1)
     static = np.zeros(n, dtype=np.int64) if lexer_start is None else np.asarray(lexer_start, dtype=np.int64)
     state_class = _bisimulation(n, state, terminal, code, target, np.asarray(tables.goto, dtype=np.int64), static)
@@ -94,16 +98,22 @@ def _bisimulation(n: int, state: np.ndarray, terminal: np.ndarray, code: np.ndar
     there): a state's signature is its class, its actions ((terminal, code, target's class), sorted)
     and its gotos' classes. Classes are numbered by their first member."""
     block = _first_member_numbering(static)
-    order = np.lexsort((target, code, terminal, state))         # each state's actions, sorted
-    state, terminal, code, target = state[order], terminal[order], code[order], target[order]
+    # actions and gotos as one sparse list of (state, symbol, code, target): a goto is symbol
+    # n_terminals + nonterminal with code -1; each state's entries sorted
+    goto_state, nonterminal = np.nonzero(goto >= 0)
+    symbols = int(terminal.max(initial=-1)) + 1
+    state = np.concatenate([state, goto_state])
+    symbol = np.concatenate([terminal, symbols + nonterminal])
+    code = np.concatenate([code, np.full(len(goto_state), -1, dtype=np.int64)])
+    target = np.concatenate([target, goto[goto_state, nonterminal]])
+    order = np.lexsort((target, code, symbol, state))
+    state, symbol, code, target = state[order], symbol[order], code[order], target[order]
     starts = np.searchsorted(state, np.arange(n + 1))
+    codes = int(code.max(initial=0)) + 2
     while True:
         mapped = np.where(target >= 0, block[np.maximum(target, 0)], -1)
-        action_key = _codes(np.stack([terminal, code, mapped], axis=1)) if len(state) else mapped
-        # a state's action list as one id: hash the sorted list of action keys
-        rows = _row_ids(action_key, starts)
-        gotos = np.where(goto >= 0, block[np.maximum(goto, 0)], -1)
-        signature = np.concatenate([block[:, None], rows[:, None], gotos], axis=1)
+        entry = (symbol * codes + code + 1) * (n + 1) + mapped + 1      # one int per (symbol, code, class)
+        signature = np.stack([block, _row_ids(entry, starts)], axis=1)
         refined = _first_member_numbering(_codes(signature))
         if refined.max(initial=-1) == block.max(initial=-1):
             return refined
