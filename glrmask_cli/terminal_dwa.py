@@ -579,14 +579,37 @@ def _intern_outcomes(index: dict[OutcomeKey, int], nodes: np.ndarray, finals: np
 
 def _intern_paths(index: dict[OutcomeKey, int], n_rows: int, rows: np.ndarray, nodes: np.ndarray,
                   finals: np.ndarray) -> np.ndarray:
-    """Per row, the outcome of its live branches (paths), NO_OUTCOME for a row without one."""
+    """Per row, the outcome of its live branches (paths), NO_OUTCOME for a row without one. Rows with
+    the same set of paths are grouped with numpy (python eval_input x cl100k: 5.5M branches); new
+    outcomes are numbered in the order of their rows' first branch."""
     ids = np.full(n_rows, NO_OUTCOME, dtype=np.int32)
-    paths: dict[int, set[Path]] = {}
-    for row, node, final in zip(rows.tolist(), nodes.tolist(), finals.tolist()):
-        paths.setdefault(row, set()).add((node, final))
-    for row, found in paths.items():
-        key: OutcomeKey = next(iter(found)) if len(found) == 1 else tuple(sorted(found))
-        ids[row] = index.setdefault(key, len(index))
+    if not len(rows):
+        return ids
+    keys = (nodes.astype(np.int64) << 32) | finals.astype(np.int64)     # sorts as (node, final)
+    order = np.lexsort((keys, rows))
+    row, key = rows[order], keys[order]
+    distinct = np.ones(len(row), dtype=bool)
+    distinct[1:] = (row[1:] != row[:-1]) | (key[1:] != key[:-1])
+    row, key = row[distinct], key[distinct]
+    row_ids, starts, counts = np.unique(row, return_index=True, return_counts=True)
+    signature = np.empty(len(row_ids), dtype=np.int64)     # rows with the same paths, the same id
+    representative: list[np.ndarray] = []                  # per signature, its keys
+    for count in np.unique(counts).tolist():
+        chosen = np.flatnonzero(counts == count)
+        paths = key[starts[chosen][:, None] + np.arange(count)[None, :]]
+        unique, inverse = np.unique(paths, axis=0, return_inverse=True)
+        signature[chosen] = len(representative) + inverse.reshape(-1)
+        representative += list(unique)
+    # number new outcomes in the order of each signature's first row (by first branch)
+    first_branch = np.unique(rows, return_index=True)[1]       # rows are row_ids, in order
+    by_first = signature[np.argsort(first_branch, kind="stable")]
+    _, first_at = np.unique(by_first, return_index=True)
+    outcome_of = np.empty(len(representative), dtype=np.int32)
+    for sig in by_first[np.sort(first_at)].tolist():
+        pairs = [(k >> 32, k & 0xFFFFFFFF) for k in representative[sig].tolist()]
+        found: OutcomeKey = pairs[0] if len(pairs) == 1 else tuple(pairs)
+        outcome_of[sig] = index.setdefault(found, len(index))
+    ids[row_ids] = outcome_of[signature]
     return ids
 
 
