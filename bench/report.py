@@ -43,6 +43,7 @@ BUILD_COLUMNS = (
     ("compile s", ("setup", "compile_cold_s"), 1, "{:.3g}", True),
     ("warm s", ("setup", "compile_warm_s"), 1, "{:.3g}", True),
     ("compile peak MB", ("setup", "compile_memory", "peak_rss_kb"), 1 / 1024, "{:.0f}", True),
+    ("worker peak MB", ("setup", "compile_memory", "children_peak_rss_kb"), 1 / 1024, "{:.0f}", True),
     ("process peak MB", ("process_peak_rss_kb",), 1 / 1024, "{:.0f}", True),
     ("artifact KB", ("setup", "artifact_bytes"), 1 / 1024, "{:.0f}", True),
     ("load ms", ("setup", "load_ms"), 1, "{:.2f}", True),
@@ -130,7 +131,9 @@ def render(results: list[dict], info: dict) -> str:
            "noise only ever adds time):",
            format_table(table_rows(results, MIN_COLUMNS)), "",
            "build and memory (compile s: cold, tokenizer setup included; compile peak: the engine process's peak "
-           "RSS over the cold compile; process peak: over its whole run; PSS Np = N processes (--processes) sharing "
+           "RSS over the cold compile; worker peak: the largest of the processes it started (GLRMask's group "
+           "workers, which share the pages they inherit until written); process peak: over its whole run; "
+           "PSS Np = N processes (--processes) sharing "
            "one artifact; +Np = the PSS they added by loading, imports excluded; grammar: what the engine was "
            "given, see below):",
            format_table(table_rows(results, BUILD_COLUMNS)), ""]

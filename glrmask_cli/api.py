@@ -78,12 +78,13 @@ def compile_grammar(grammar: str | os.PathLike[str], *, tokenizer: Any = "gpt2",
                     eos_tokens: Sequence[str] = (), vocab_size: int | None = None,
                     tokenizer_pattern: str | None = None, layout: Layout = "auto", lexer: LexerKind = DEFAULT_LEXER,
                     limits: BuildLimits = DEFAULTS, use_cache: bool = True,
-                    progress: Progress = NO_PROGRESS) -> GrammarArtifact:
+                    progress: Progress = NO_PROGRESS, jobs: int | None = None) -> GrammarArtifact:
     """Build (or fetch from the build cache) the artifact for `grammar` and `tokenizer`.
 
     `vocab_size` pads the vocabulary to the model's number of logits (the extra ids are never
-    allowed). Raises the same GLRMaskError subclasses as `glrmask build` (GrammarSyntaxError,
-    UnsupportedFeature, TokenizerError, LimitExceeded, ...)."""
+    allowed). `jobs`: processes the build may use (default: the CPUs available; the artifact is the
+    same for any number, so it is not part of the cache key). Raises the same GLRMaskError subclasses
+    as `glrmask build` (GrammarSyntaxError, UnsupportedFeature, TokenizerError, LimitExceeded, ...)."""
     began = time.perf_counter()
     with GrammarFile(grammar) as path:
         spec = _grammar_spec(grammar, path, start, progress)
@@ -94,7 +95,7 @@ def compile_grammar(grammar: str | os.PathLike[str], *, tokenizer: Any = "gpt2",
         if hit is not None:
             return GrammarArtifact(hit.data, hit.metadata, hit.path, True, time.perf_counter() - began)
         compiled = run_pipeline(path, tokenizer=vocab, start=start, layout=layout, limits=limits, lexer=lexer,
-                                progress=progress, grammar=spec)
+                                progress=progress, grammar=spec, jobs=jobs)
         data = encode_artifact(compiled, progress)
         stored = build_cache.store(key, data) if use_cache else None
     return GrammarArtifact(data, artifact_metadata(compiled), stored, False, time.perf_counter() - began)

@@ -126,12 +126,15 @@ def _limits_option(func):
 @click.option("--emit-lark", is_flag=True, help="JSON Schema only: print the Lark grammar it is lowered to, "
               "build nothing.")
 @_limits_option
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
+              help="Processes the build may use [default: the CPUs available]; the artifact is the same "
+                   "for any number.")
 @click.option("--no-cache", is_flag=True, help="Build even if the build cache holds this artifact, and do not "
               "store it (the cache: $GLRMASK_CACHE_DIR/builds, else ~/.cache/glrmask/builds).")
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors.")
 @user_errors
 def build_command(grammar, tokenizer, tokenizer_pattern, output, start, eos_tokens, layout, vocab_size, lexer,
-                  is_schema, whitespace, emit_lark, limits, no_cache, quiet) -> None:
+                  is_schema, whitespace, emit_lark, limits, jobs, no_cache, quiet) -> None:
     """Compile GRAMMAR (.lark, or a JSON Schema .json) and a tokenizer vocabulary into an artifact."""
     from glrmask_cli.api import compile_grammar
     from glrmask_cli.output import STDOUT, same_file
@@ -154,7 +157,8 @@ def build_command(grammar, tokenizer, tokenizer_pattern, output, start, eos_toke
     try:
         built = compile_grammar(source, tokenizer=tokenizer, start=start, eos_tokens=eos_tokens,
                                 vocab_size=vocab_size, tokenizer_pattern=tokenizer_pattern, layout=layout,
-                                lexer=lexer, limits=limits, use_cache=not no_cache, progress=progress or NO_PROGRESS)
+                                lexer=lexer, limits=limits, use_cache=not no_cache, progress=progress or NO_PROGRESS,
+                                jobs=jobs)
         size = built.write(target)
     finally:
         if progress is not None:

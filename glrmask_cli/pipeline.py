@@ -149,10 +149,12 @@ def compile_grammar(grammar_path: str | os.PathLike, *, tokenizer: str | Vocabul
                     start: str | None = None, eos_tokens: Sequence[str] = (),
                     tokenizer_pattern: str | None = None, layout: Layout = "auto",
                     limits: BuildLimits = DEFAULTS, progress: Progress = NO_PROGRESS,
-                    grammar: GrammarSpec | None = None, lexer: LexerKind = DEFAULT_LEXER) -> Compiled:
+                    grammar: GrammarSpec | None = None, lexer: LexerKind = DEFAULT_LEXER,
+                    jobs: int | None = None) -> Compiled:
     """Run every stage up to the row pool (LimitExceeded names the limit that was hit). `grammar`:
     the first stage's result, if already loaded (`load_grammar_stage`); `lexer`: lark's basic or
-    contextual lexer (docs/semantics.md)."""
+    contextual lexer (docs/semantics.md); `jobs`: processes for the Parser DWA's groups (default:
+    the CPUs available; the artifact is the same for any number)."""
     t: dict[str, float] = {}
     stages = _Stages(progress, t)
     front = compile_front_end(grammar_path, start=start, limits=limits, progress=progress, timings=t,
@@ -182,7 +184,7 @@ def compile_grammar(grammar_path: str | os.PathLike, *, tokenizer: str | Vocabul
                                  "pass --eos-token TEXT or --eos-token ID")
     reached: list[str] = []
     dwa = _parser_dwa(stages, layout, tables, effects, lr_quotient, vocab, limits, progress, reached,
-                      front.contextual, contexts)
+                      front.contextual, contexts, jobs)
     with stages.stage("rows"):
         rows = build_rows(dwa.dwa, dwa.terminal_dwa, progress, contexts)
     cores = tuple(front.lr.describe_state(state) for state in range(lr.n_states))
@@ -194,7 +196,7 @@ def compile_grammar(grammar_path: str | os.PathLike, *, tokenizer: str | Vocabul
 def _parser_dwa(stages: _Stages, layout: Layout, lexer: LexerTables, effects: tuple[EffectGraph, ...],
                 lr: LRQuotient, vocab: Vocabulary, limits: BuildLimits, progress: Progress,
                 reached: list[str], contextual: ContextualLexer | None,
-                contexts: LexerContexts | None) -> ParserDWABuild:
+                contexts: LexerContexts | None, jobs: int | None) -> ParserDWABuild:
     """The Terminal DWA and the Parser DWA of `layout`; "auto" tries AUTO_ORDER and takes the first
     layout that stays within max_outcomes_auto / max_nfa_nodes_auto / max_dwa_states_auto (the last
     one within max_nfa_nodes / max_dwa_states, which also cap the earlier tries). Each try that hit
@@ -235,7 +237,7 @@ def _parser_dwa(stages: _Stages, layout: Layout, lexer: LexerTables, effects: tu
                                                                           limits.max_dwa_states),
                     max_merged_states=limits.max_merged_states,
                     max_cumulative_states=limits.max_cumulative_states, index=index, progress=progress,
-                    start_of=start_of)
+                    start_of=start_of, jobs=jobs)
             except LimitExceeded as err:
                 if last:
                     raise
@@ -328,12 +330,13 @@ def build_artifact(grammar_path: str | os.PathLike, out_path: str | os.PathLike 
                    tokenizer: str | Vocabulary = "gpt2", start: str | None = None,
                    eos_tokens: Sequence[str] = (), tokenizer_pattern: str | None = None,
                    layout: Layout = "auto", limits: BuildLimits = DEFAULTS,
-                   progress: Progress = NO_PROGRESS, lexer: LexerKind = DEFAULT_LEXER) -> BuildResult:
+                   progress: Progress = NO_PROGRESS, lexer: LexerKind = DEFAULT_LEXER,
+                   jobs: int | None = None) -> BuildResult:
     """Compile and write the artifact (default: `default_output`; `-`: standard output)."""
     began = time.perf_counter()
     compiled = compile_grammar(grammar_path, tokenizer=tokenizer, start=start, eos_tokens=eos_tokens,
                                tokenizer_pattern=tokenizer_pattern, layout=layout, limits=limits,
-                               progress=progress, lexer=lexer)
+                               progress=progress, lexer=lexer, jobs=jobs)
     out = Path(out_path) if out_path is not None else default_output(grammar_path)
     data = encode_artifact(compiled, progress)
     write_output(out, data)

@@ -22,6 +22,7 @@ import base64
 import gc
 import json
 import os
+import resource
 import sys
 import time
 from typing import Callable, Protocol
@@ -111,11 +112,14 @@ def reset_peak_rss() -> bool:
 
 def compile_timed(fn: Callable[[], object]) -> tuple[object, float, dict]:
     """(value, seconds, memory) of one compile: memory has the RSS before, the peak RSS during (KiB),
-    and whether the peak window could be reset first (else the peak counts from process start)."""
+    whether the peak window could be reset first (else the peak counts from process start), and the
+    largest peak RSS of the processes the compile started and ended (GLRMask's group workers; 0: none)."""
     before = memory_kb().get("rss")
     reset = reset_peak_rss()
     value, seconds = timed(fn)
-    return value, seconds, {"rss_before_kb": before, "peak_rss_kb": peak_rss_kb(), "peak_reset": reset}
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss     # KiB on Linux
+    return value, seconds, {"rss_before_kb": before, "peak_rss_kb": peak_rss_kb(), "peak_reset": reset,
+                            "children_peak_rss_kb": children}
 
 
 def warm_wanted(job: dict, cold_s: float) -> bool:

@@ -24,6 +24,8 @@ from glrmask_cli.parser_dwa.read_nfa import ReadNFA
 NO_STATE = -1
 MAX_DWA_STATES = DEFAULTS.max_dwa_states   # the default of limit max_dwa_states (limits.py); the pipeline passes it
 MAX_CUMULATIVE_STATES = DEFAULTS.max_cumulative_states   # the default of limit max_cumulative_states
+# a minimized state: (cumulative outcomes, emits, default state, the other edges as packed int64 (label, state) pairs)
+Signature = tuple[int, bool, int, bytes]
 
 
 @dataclass(frozen=True)
@@ -316,8 +318,8 @@ class StatePool:
     combining its 15 groups as dicts per state peaked at 123 MB, the pool at 43 MB)."""
 
     def __init__(self) -> None:
-        self._index: dict[tuple[int, bool, int, bytes], int] = {}
-        self.signatures: list[tuple[int, bool, int, bytes]] = []
+        self._index: dict[Signature, int] = {}
+        self.signatures: list[Signature] = []
         self._outcomes: dict[int, int] = {}     # one object per distinct outcome set (large ints)
 
     def add_group(self, nfa: ReadNFA, max_states: int = MAX_DWA_STATES,
@@ -351,6 +353,25 @@ class StatePool:
                 self.signatures.append(signature)
             canon[state] = cls
         return Part(int(canon[0]), len(np.unique(canon)))
+
+    def absorb(self, signatures: Sequence[Signature], part: Part) -> Part:
+        """Hash another pool's states (its `signatures`, each after the states it points to, as
+        `_add` numbers them) into this one; `part` is a group of that pool, returned as the same group
+        here. States are equal exactly when they are structurally equal, so this pool comes out as if
+        the group had been added to it directly (a worker process builds a group into its own pool)."""
+        new = np.empty(len(signatures), dtype=np.int64)
+        for i, (outcome, emits, default, edges) in enumerate(signatures):
+            if edges:
+                pairs = np.frombuffer(edges, dtype=np.int64).reshape(-1, 2).copy()
+                pairs[:, 1] = new[pairs[:, 1]]
+                edges = pairs.tobytes()
+            signature = (self._outcomes.setdefault(outcome, outcome), emits,
+                         int(new[default]) if default != NO_STATE else NO_STATE, edges)
+            cls = self._index.setdefault(signature, len(self.signatures))
+            if cls == len(self.signatures):
+                self.signatures.append(signature)
+            new[i] = cls
+        return Part(int(new[part.root]), part.n_states)
 
     def accepts_nothing(self, cls: int) -> bool:
         """The state accepts nothing and has no edge: a walk from it gives the empty set."""

@@ -16,7 +16,7 @@ layout; the pipeline owns the order and the fallback.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Literal, Sequence
+from typing import Literal, Sequence
 
 import numpy as np
 
@@ -26,6 +26,7 @@ from glrmask_cli.parser.stack_effects import EffectGraph
 from glrmask_cli.parser_dwa.determinize import ParserDWA, Part, StatePool
 from glrmask_cli.parser_dwa.groups import Group, by_first_lexeme, gate, split, walk_roots, whole
 from glrmask_cli.parser_dwa.splice import EffectIndex, TrieIndex, build_read_nfa
+from glrmask_cli.parser_dwa.workers import Built, GroupBuilds, Task, available_jobs
 from glrmask_cli.progress import NO_PROGRESS, Progress, Ticker
 from glrmask_cli.terminal_dwa import TerminalDWA
 from glrmask_runtime.tables import LRTables
@@ -54,7 +55,8 @@ def build_parser_dwa(layout: Layout, tdwa: TerminalDWA, term_sets: Sequence[tupl
                      max_dwa_states: int = DEFAULTS.max_dwa_states,
                      max_merged_states: int = DEFAULTS.max_merged_states,
                      max_cumulative_states: int = DEFAULTS.max_cumulative_states, index: EffectIndex | None = None,
-                     progress: Progress = NO_PROGRESS, start_of: Sequence[int] | None = None) -> ParserDWABuild:
+                     progress: Progress = NO_PROGRESS, start_of: Sequence[int] | None = None,
+                     jobs: int | None = None) -> ParserDWABuild:
     """Splice stack effects into the outcomes of `tdwa` (built with `closes_at_runtime(layout)`),
     determinize and minimize, in one layout (not "auto"; see the module docstring). `term_sets[i]`:
     the terminals of the term set id i that `tdwa`'s trie sets and finals name; `ignored`: the
@@ -64,7 +66,8 @@ def build_parser_dwa(layout: Layout, tdwa: TerminalDWA, term_sets: Sequence[tupl
     (LimitExceeded past them; "grouped" first splits a group that is too large); past
     `max_cumulative_states` states a group's states emit what they accepted (determinize.py). `index`:
     `EffectIndex(effects)` (pass it when building several layouts). `progress` counts groups.
-    `start_of`: per state of `lr`, the START of its lexer context (lark's contextual lexer; None: basic)."""
+    `start_of`: per state of `lr`, the START of its lexer context (lark's contextual lexer; None: basic).
+    `jobs`: processes that build the grouped layout's groups (workers.py; default: the CPUs available)."""
     if layout not in AUTO_ORDER:
         raise ValueError(f"build_parser_dwa builds one layout of {AUTO_ORDER}, not {layout!r}")
     term_sets = list(term_sets)
@@ -72,17 +75,18 @@ def build_parser_dwa(layout: Layout, tdwa: TerminalDWA, term_sets: Sequence[tupl
     index = index if index is not None else EffectIndex(effects)
     pool = StatePool()      # the groups' states, shared; one automaton at the end
     trie = TrieIndex(tdwa, term_sets)
-    group_dwa = _group_builder(pool, term_sets, effects, has_action, ignored, lr.end_terminal, index, trie,
-                               max_nfa_nodes, max_dwa_states, max_cumulative_states, start_of)
+    task = _group_task(tdwa, term_sets, effects, has_action, ignored, lr.end_terminal, index, trie,
+                       max_nfa_nodes, max_cumulative_states, start_of)
     if layout == "grouped":
         ticker = Ticker(progress, 0, "groups")
-        groups, parts = _live(*_grouped(tdwa, group_dwa, ticker, pool), pool)
+        with GroupBuilds(task, jobs if jobs is not None else available_jobs()) as builds:
+            groups, parts = _live(*_grouped(tdwa, builds, max_dwa_states, ticker, pool), pool)
         gates = [gate(group, tdwa, term_sets, ignored, has_action) for group in groups]
         groups, parts = _merge_small(groups, parts, pool, max_merged_states, gates)
     else:
         ticker = Ticker(progress, 1, "groups")
         groups = whole(tdwa)
-        parts = [group_dwa(tdwa, groups[0])]
+        parts = [pool.absorb(*task(groups[0], max_dwa_states))]
         ticker.advance()
         ticker.note(f"{len(pool.signatures):,} states")
     ticker.close()
@@ -104,17 +108,19 @@ def _per_real_state(roots: tuple[np.ndarray, np.ndarray], state_class: np.ndarra
     return real_offsets, flat[starts + within]
 
 
-def _group_builder(pool: StatePool, term_sets: list[tuple[int, ...]], effects: Sequence[EffectGraph],
-                   has_action: np.ndarray, ignored: frozenset[int], end_terminal: int, index: EffectIndex,
-                   trie: TrieIndex, max_nfa_nodes: int, max_dwa_states: int, cumulative_states: int,
-                   start_of: Sequence[int] | None) -> Callable[..., Part]:
-    """`group_dwa(tdwa, group, max_states=max_dwa_states)`: one group's read NFA (at most
-    `max_nfa_nodes` nodes), determinized into `pool`."""
-    def group_dwa(tdwa: TerminalDWA, group: Group, max_states: int = max_dwa_states) -> Part:
-        return pool.add_group(build_read_nfa(tdwa, term_sets, effects, has_action, ignored, end_terminal,
-                                             group, max_nfa_nodes, index, trie, start_of), max_states,
-                              cumulative_states)
-    return group_dwa
+def _group_task(tdwa: TerminalDWA, term_sets: list[tuple[int, ...]], effects: Sequence[EffectGraph],
+                has_action: np.ndarray, ignored: frozenset[int], end_terminal: int, index: EffectIndex,
+                trie: TrieIndex, max_nfa_nodes: int, cumulative_states: int,
+                start_of: Sequence[int] | None) -> Task:
+    """`task(group, max_states)`: one group's read NFA (at most `max_nfa_nodes` nodes), determinized
+    (at most `max_states` states) into a pool of its own: (that pool's states, the group's part)."""
+    def task(group: Group, max_states: int) -> Built:
+        own = StatePool()
+        nfa = build_read_nfa(tdwa, term_sets, effects, has_action, ignored, end_terminal, group, max_nfa_nodes,
+                             index, trie, start_of)
+        part = own.add_group(nfa, max_states, cumulative_states)
+        return own.signatures, part
+    return task
 
 
 def _live(groups: list[Group], parts: list[Part], pool: StatePool) -> tuple[list[Group], list[Part]]:
@@ -184,23 +190,26 @@ def _by_likeness(chosen: list[int], gates: list[np.ndarray]) -> list[int]:
     return [chosen[i] for i in chain]
 
 
-def _grouped(tdwa: TerminalDWA, group_dwa, ticker: Ticker, pool: StatePool) -> tuple[list[Group], list[Part]]:
+def _grouped(tdwa: TerminalDWA, builds: GroupBuilds, max_states: int, ticker: Ticker,
+             pool: StatePool) -> tuple[list[Group], list[Part]]:
     """One group per first closed lexeme; a group too large to build is split by its next lexeme
-    (groups.split), again if needed. LimitExceeded if a group that cannot be split is too large."""
+    (groups.split), again if needed. LimitExceeded if a group that cannot be split is too large.
+    Every group is submitted at once; results are added to `pool` in the groups' order (a split
+    group's parts take its place), so the pool does not depend on which build finishes first."""
     groups, parts = [], []
-    todo = list(reversed(by_first_lexeme(tdwa)))
+    todo = [(group, builds.submit(group, max_states)) for group in reversed(by_first_lexeme(tdwa))]
     known = len(todo)
     ticker.total(known, "groups")
     while todo:
-        group = todo.pop()
+        group, future = todo.pop()
         try:
-            parts.append(group_dwa(tdwa, group))
+            parts.append(pool.absorb(*future.result()))
             groups.append(group)
         except LimitExceeded:
             smaller = split(tdwa, group)
             if smaller is None:
                 raise
-            todo.extend(reversed(smaller))
+            todo.extend((child, builds.submit(child, max_states)) for child in reversed(smaller))
             known += len(smaller) - 1
             ticker.total(known, "groups")
             continue

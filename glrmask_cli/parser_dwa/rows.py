@@ -156,12 +156,12 @@ def build_rows(dwa: ParserDWA, tdwa: TerminalDWA, progress: Progress = NO_PROGRE
     per_present: dict[bytes, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # present outcomes -> masks
     for q in range(n_lexer_states):
         outcome = tdwa.outcome_row(q)
-        key = outcome.tobytes()
-        found = per_row.get(key)
-        if found is None:
-            found = per_row[key] = _rows_at(outcome, n_outcomes, holders, per_present, pool, roots, future)
-        q_roots.append(found[0])
-        entries.append((found[1], found[2]))
+        at_q = per_row.get(outcome.tobytes())
+        if at_q is None:
+            at_q = per_row[outcome.tobytes()] = _rows_at(outcome, n_outcomes, holders, per_present, pool, roots,
+                                                         future)
+        q_roots.append(at_q[0])
+        entries.append((at_q[1], at_q[2]))
         ticker.advance()
     ticker.close()
     q_offsets, q_accepts, q_rows = [0], [], []

@@ -12,11 +12,12 @@ import glrmask_runtime
 from devtools.builds import JSON_GRAMMAR, LARK_GRAMMARS, REPO_ROOT, built
 
 
-def build_in_subprocess(out, seed: str, grammar=JSON_GRAMMAR, layout: str = "auto") -> bytes:
+def build_in_subprocess(out, seed: str, grammar=JSON_GRAMMAR, layout: str = "auto", jobs: int = 1) -> bytes:
     code = ("import sys; from glrmask_cli.pipeline import build_artifact; "
-            "build_artifact(sys.argv[1], sys.argv[2], tokenizer='gpt2', layout=sys.argv[3])")
+            "build_artifact(sys.argv[1], sys.argv[2], tokenizer='gpt2', layout=sys.argv[3], jobs=int(sys.argv[4]))")
     env = dict(os.environ, PYTHONHASHSEED=seed)
-    subprocess.run([sys.executable, "-c", code, str(grammar), str(out), layout], check=True, env=env, cwd=REPO_ROOT)
+    subprocess.run([sys.executable, "-c", code, str(grammar), str(out), layout, str(jobs)], check=True, env=env,
+                   cwd=REPO_ROOT)
     return out.read_bytes()
 
 
@@ -32,6 +33,13 @@ def test_grouped_layout_gives_identical_bytes(tmp_path):
     grammar = LARK_GRAMMARS / "lark.lark"
     first = build_in_subprocess(tmp_path / "a.glrm", "3", grammar, "grouped")
     assert first == build_in_subprocess(tmp_path / "b.glrm", "4", grammar, "grouped")
+
+
+def test_the_artifact_does_not_depend_on_the_number_of_jobs(tmp_path):
+    """Groups built on worker processes are added to the shared pool in the groups' order."""
+    grammar = LARK_GRAMMARS / "lark.lark"
+    one = build_in_subprocess(tmp_path / "a.glrm", "5", grammar, "grouped", jobs=1)
+    assert one == build_in_subprocess(tmp_path / "b.glrm", "6", grammar, "grouped", jobs=3)
 
 
 def test_tokenizer_fingerprint_mismatch_is_a_clear_error():

@@ -75,3 +75,16 @@ def test_a_group_over_the_state_limit_adds_nothing_to_the_pool():
     with pytest.raises(LimitExceeded):
         pool.add_group(ReadNFA.from_prefixes({0: {(1, 2, 3)}, 1: {(2, 3, 1)}, 2: {(3, 1, 2)}}), max_states=3)
     assert len(pool.signatures) == size
+
+
+@given(st.lists(prefix_sets, min_size=1, max_size=4))
+def test_groups_absorbed_from_their_own_pools_give_the_same_pool(groups):
+    # A worker process builds its group into a pool of its own; the parent absorbs that pool's states.
+    # The shared pool must come out exactly as if every group had been added to it directly.
+    direct, absorbed = StatePool(), StatePool()
+    for prefixes in groups:
+        part = direct.add_group(ReadNFA.from_prefixes(prefixes))
+        own = StatePool()
+        own_part = own.add_group(ReadNFA.from_prefixes(prefixes))
+        assert absorbed.absorb(own.signatures, own_part) == part
+    assert absorbed.signatures == direct.signatures

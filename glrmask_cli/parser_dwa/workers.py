@@ -1,0 +1,77 @@
+"""Stage 7 (execution): a layout's groups built on worker processes.
+
+Each group's splice and subset construction reads the same inputs and writes nothing shared, so
+`GroupBuilds` runs them on `jobs` processes forked from the build (they inherit the inputs without
+copying them). A task builds its group into a `StatePool` of its own and returns that pool's states;
+the parent hashes them into the layout's pool (`StatePool.absorb`) in the groups' order, so the
+artifact is byte-identical for any number of jobs. With one job, or where processes cannot be forked,
+the tasks run in the build's own process, through the same code.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from typing import Any, Callable
+
+from glrmask_cli.parser_dwa.determinize import Part, Signature
+from glrmask_cli.parser_dwa.groups import Group
+
+Built = tuple[list[Signature], Part]
+Task = Callable[[Group, int], Built]
+
+_TASK: Task | None = None     # the running GroupBuilds' task; forked workers inherit it
+
+
+def available_jobs() -> int:
+    """The CPUs this process may run on (the default number of jobs)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:       # not on every platform
+        return max(1, os.cpu_count() or 1)
+
+
+def _run(group: Group, max_states: int) -> Built:
+    if _TASK is None:
+        raise RuntimeError("a group task ran outside GroupBuilds")
+    return _TASK(group, max_states)
+
+
+class _InProcess(Executor):
+    """Runs each task when it is submitted."""
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future:
+        future: Future = Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except Exception as err:      # handed to whoever waits on the future, as a pool would
+            future.set_exception(err)
+        return future
+
+
+class GroupBuilds:
+    """`with GroupBuilds(task, jobs) as builds: builds.submit(group, max_states)` -> a future of
+    `task(group, max_states)`, run on one of `jobs` forked processes (in this process when `jobs`
+    is 1 or fork is unavailable). One GroupBuilds runs at a time."""
+
+    def __init__(self, task: Task, jobs: int) -> None:
+        self._task = task
+        forks = "fork" in multiprocessing.get_all_start_methods()
+        self._executor: Executor = (ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"))
+                                    if jobs > 1 and forks else _InProcess())
+
+    def __enter__(self) -> GroupBuilds:
+        global _TASK
+        if _TASK is not None:
+            raise RuntimeError("GroupBuilds do not nest")
+        _TASK = self._task
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        global _TASK
+        self._executor.shutdown(wait=True, cancel_futures=True)
+        _TASK = None
+
+    def submit(self, group: Group, max_states: int) -> Future:
+        return self._executor.submit(_run, group, max_states)
