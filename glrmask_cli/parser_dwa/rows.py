@@ -153,7 +153,7 @@ def build_rows(dwa: ParserDWA, tdwa: TerminalDWA, progress: Progress = NO_PROGRE
     entries: list[tuple[np.ndarray, list[bytes]]] = []    # per q: its accept ids, their packed rows
     ticker = Ticker(progress, n_lexer_states, "lexer states")
     per_row: dict[bytes, tuple[list[int], np.ndarray, list[bytes]]] = {}   # outcome row -> q's results
-    per_present: dict[bytes, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # present outcomes -> masks
+    per_present: dict[bytes, _Masks] = {}      # present outcomes -> their masks
     for q in range(n_lexer_states):
         outcome = tdwa.outcome_row(q)
         at_q = per_row.get(outcome.tobytes())
@@ -208,9 +208,8 @@ def build_rows(dwa: ParserDWA, tdwa: TerminalDWA, progress: Progress = NO_PROGRE
                    close_root_offsets=close_root_offsets, close_roots=close_root_items)
 
 
-def _rows_at(outcome: np.ndarray, n_outcomes: int, holders: "_Holders",
-             per_present: dict[bytes, tuple[np.ndarray, np.ndarray, np.ndarray]], pool: _Pool,
-             roots: list[int], future: list[int]) -> tuple[list[int], np.ndarray, list[bytes]]:
+def _rows_at(outcome: np.ndarray, n_outcomes: int, holders: "_Holders", per_present: dict[bytes, _Masks],
+             pool: _Pool, roots: list[int], future: list[int]) -> tuple[list[int], np.ndarray, list[bytes]]:
     """For a lexer state whose outcome per class is `outcome`: the roots whose walks can give a
     non-empty row there, the accept ids with a non-empty row (sorted) and their packed rows.
     `per_present` keeps each set of present outcomes' distinct masks (lexer states share them)."""
@@ -222,19 +221,38 @@ def _rows_at(outcome: np.ndarray, n_outcomes: int, holders: "_Holders",
     key = present_ids.tobytes()
     masks = per_present.get(key)
     if masks is None:
-        hit, by_accept = holders.masks(present_ids)
-        distinct, which = np.unique(by_accept, axis=0, return_inverse=True)
-        masks = per_present[key] = (hit, distinct, which.reshape(-1))
-    hit, distinct, which = masks
-    if not len(hit):
-        return roots_here, hit, []
+        masks = per_present[key] = _Masks.of(*holders.masks(present_ids))
+    if not len(masks.hit):
+        return roots_here, masks.hit, []
     # each present outcome's classes, as packed bits; a mask's row is the OR of its outcomes'
     one_hot = np.zeros((len(present_ids), len(outcome)), dtype=bool)
     live = np.flatnonzero(outcome != NO_OUTCOME)
     one_hot[np.searchsorted(present_ids, outcome[live]), live] = True
     by_outcome = np.packbits(one_hot, axis=1)
-    rows = [pool.token_row_of_packed(np.bitwise_or.reduce(by_outcome[_bits(mask)], axis=0)) for mask in distinct]
-    return roots_here, hit, [rows[i] for i in which.tolist()]
+    bits, bounds = masks.bits, masks.starts.tolist()
+    rows = [pool.token_row_of_packed(by_outcome[bits[begin]] if end - begin == 1 else
+                                     np.bitwise_or.reduce(by_outcome[bits[begin:end]], axis=0))
+            for begin, end in zip(bounds, bounds[1:])]
+    return roots_here, masks.hit, [rows[i] for i in masks.which.tolist()]
+
+
+@dataclass(frozen=True)
+class _Masks:
+    """The accept ids holding an outcome present at some lexer states (`hit`), which distinct mask
+    each has (`which`), and the distinct masks as lists of present outcomes: mask j is
+    bits[starts[j]:starts[j + 1]]."""
+
+    hit: np.ndarray
+    which: np.ndarray
+    bits: np.ndarray
+    starts: np.ndarray
+
+    @classmethod
+    def of(cls, hit: np.ndarray, by_accept: np.ndarray) -> _Masks:
+        distinct, which = np.unique(by_accept, axis=0, return_inverse=True)
+        flags = np.unpackbits(np.ascontiguousarray(distinct).astype("<u8").view(np.uint8), axis=1, bitorder="little")
+        mask_of, bits = np.nonzero(flags)              # row-major: each mask's bits together, ascending
+        return cls(hit, which.reshape(-1), bits, np.searchsorted(mask_of, np.arange(len(distinct) + 1)))
 
 
 class _Holders:
@@ -265,9 +283,3 @@ class _Holders:
         out = np.zeros((len(hit), (len(present) + 63) // 64), dtype=np.uint64)
         np.add.at(out, (row, local // 64), np.left_shift(np.uint64(1), (local % 64).astype(np.uint64)))
         return hit, out
-
-
-def _bits(mask: np.ndarray) -> np.ndarray:
-    """The indices of the set bits of a multi-word mask (word w holds bits 64w .. 64w + 63)."""
-    bits = np.unpackbits(mask.astype("<u8").view(np.uint8), bitorder="little")
-    return np.flatnonzero(bits)
