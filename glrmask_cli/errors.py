@@ -41,6 +41,14 @@ class TokenizerError(GLRMaskError):
     """Unknown tokenizer name, unreadable vocabulary file, or hash mismatch."""
 
 
+class WorkerLost(GLRMaskError):
+    """A build worker process ended without a result (killed, e.g. by the out-of-memory killer)."""
+
+    def __init__(self, stage: str):
+        super().__init__(f"{stage}: a worker process ended without a result (killed, e.g. out of memory); "
+                         "build with --jobs 1 to use one process")
+
+
 class LimitExceeded(GLRMaskError):
     """A build limit was hit. Says which limit (a `glrmask_cli.limits.BuildLimits` field), its
     value, the stage and how to raise it: `--limit NAME=VALUE` (`limits=` in the Python API)."""

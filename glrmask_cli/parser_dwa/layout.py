@@ -203,7 +203,7 @@ def _grouped(tdwa: TerminalDWA, builds: GroupBuilds, max_states: int, ticker: Ti
     while todo:
         group, future = todo.pop()
         try:
-            parts.append(pool.absorb(*future.result()))
+            parts.append(pool.absorb(*builds.result(future)))
             groups.append(group)
         except LimitExceeded:
             smaller = split(tdwa, group)

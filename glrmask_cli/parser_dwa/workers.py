@@ -13,8 +13,10 @@ from __future__ import annotations
 import multiprocessing
 import os
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable
 
+from glrmask_cli.errors import WorkerLost
 from glrmask_cli.parser_dwa.determinize import Part, Signature
 from glrmask_cli.parser_dwa.groups import Group
 
@@ -53,7 +55,7 @@ class _InProcess(Executor):
 class GroupBuilds:
     """`with GroupBuilds(task, jobs) as builds: builds.submit(group, max_states)` -> a future of
     `task(group, max_states)`, run on one of `jobs` forked processes (in this process when `jobs`
-    is 1 or fork is unavailable). One GroupBuilds runs at a time."""
+    is 1 or fork is unavailable), read with `builds.result(future)`. One GroupBuilds runs at a time."""
 
     def __init__(self, task: Task, jobs: int) -> None:
         self._task = task
@@ -75,3 +77,11 @@ class GroupBuilds:
 
     def submit(self, group: Group, max_states: int) -> Future:
         return self._executor.submit(_run, group, max_states)
+
+    @staticmethod
+    def result(future: Future) -> Built:
+        """The task's result, or the exception it raised; WorkerLost if its process died."""
+        try:
+            return future.result()
+        except BrokenProcessPool:
+            raise WorkerLost("parser DWA") from None

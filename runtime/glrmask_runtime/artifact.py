@@ -110,6 +110,7 @@ class Artifact:
                            for lo, hi in pairwise(offsets)]
         # (lexer state, LR state) -> the roots a walk from that top takes there (roots_at)
         self._roots_at: dict[int, tuple[int, ...]] = {}
+        self._lr_states = self.lr.n_states
         self._bool_rows: dict[int, np.ndarray] = {}
         # (row ids, closes' row ids) -> the combined mask; filled and bounded by matcher._combined
         self.combined_masks: dict[tuple[Any, ...], np.ndarray] = {}
@@ -155,7 +156,7 @@ class Artifact:
     def roots_at(self, lexer_state: int, top: int) -> tuple[int, ...]:
         """The roots walked from a top in LR state `top` when the open lexeme is in `lexer_state`:
         those the top lists whose walks can give a non-empty row there (cached per pair)."""
-        key = lexer_state * self.lr.n_states + top
+        key = lexer_state * self._lr_states + top
         found = self._roots_at.get(key)
         if found is None:
             allowed = self.q_roots[lexer_state]

@@ -85,7 +85,7 @@ class ContextualRecognizer:
                 stepped += self._step(thread, byte)
             if not stepped:
                 raise InputRejected(pos, self._unexpected(threads, data, pos), self._expected_after(threads, byte))
-            threads = _merge(stepped)
+            threads = (stepped[0],) if len(stepped) == 1 else _merge(stepped)
             pos += 1
         return threads
 
@@ -120,6 +120,10 @@ class ContextualRecognizer:
 
     def _start(self, stacks: tuple[GSSNode, ...], byte: int | None) -> tuple[ParseState, ...]:
         """Threads at the start of a lexeme on `stacks` (split by context), after `byte` if given."""
+        if len(stacks) == 1:        # one stack: one context
+            start = self.start_of[stacks[0].state]
+            q = start if byte is None else self.trans[start][byte]
+            return (ParseState(q, stacks),) if q != DEAD else ()
         by_start: dict[int, list[GSSNode]] = {}
         for node in stacks:
             by_start.setdefault(self.start_of[node.state], []).append(node)

@@ -157,21 +157,25 @@ class Matcher:
         known = walked.masks.get(q)
         if known is not None:        # mask() then commit(), or the same stacks and lexer state again
             return known
-        key = self._remembered(walked, q)
+        key = None if self._one_walk(walked, q) else self._remembered(walked, q)
         if key is None:
             key = self._mask_key(walked, q)
         mask = key if isinstance(key, int) else _combined(self._art, *key)
         walked.masks[q] = mask
         return mask
 
+    def _one_walk(self, walked: _Walked, q: int) -> bool:
+        """The mask at `q` is at most one walk down one stack, with no runtime close (every mask of
+        a deterministic grammar in the "one" layout): computed directly, never remembered."""
+        stacks = walked.stacks
+        return len(stacks) == 1 and not self._art.closes[q] and len(self._art.roots_at(q, stacks[0].state)) <= 1
+
     def _remembered(self, walked: _Walked, q: int) -> MaskKey | None:
         """The mask's key from the artifact's memo, learnt there on a second miss at one place (and
         the stacks after its closes, for `commit`); None where computing on the real stacks is the
-        cheaper way: the memo is off, these stacks' walks are made already, one walk does it, or a
-        first miss."""
+        cheaper way: the memo is off, these stacks' walks are made already, or a first miss."""
         art, stacks, memo = self._art, walked.stacks, self._art.mask_memo
-        if (not memo.limit or walked.by_root or walked.after_close
-                or (len(stacks) == 1 and not art.closes[q] and len(art.roots_at(q, stacks[0].state)) <= 1)):
+        if not memo.limit or walked.by_root or walked.after_close:
             return None
         found = memo.lookup(q, stacks)
         if isinstance(found, Miss):
@@ -195,8 +199,11 @@ class Matcher:
         keep the tokens that close it that way."""
         art = self._art
         row_map = art.row_maps[q]
-        row_ids = tuple(row for row in (row_map.get(accept, 0) for accept in self._accepts(walked, q)) if row)
+        accepts = self._accepts(walked, q)
         closes = art.closes[q]
+        if not closes and len(accepts) == 1:     # one walk's last state: its row (0 if none)
+            return row_map.get(accepts[0], 0)
+        row_ids = tuple(row for row in (row_map.get(accept, 0) for accept in accepts) if row)
         if not closes and len(row_ids) <= 1:
             return row_ids[0] if row_ids else 0
         parts = []
