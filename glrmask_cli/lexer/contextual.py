@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from glrmask_cli.grammar import TerminalSpec
-from glrmask_cli.lexer.dfa import ByteDFA, moore_partition, renumber
+from glrmask_cli.lexer.dfa import ByteDFA, moore_partition, renumber, row_classes
 from glrmask_cli.lexer.scanner import build_lexer
 from glrmask_cli.limits import DEFAULTS, BuildLimits
 from glrmask_runtime.tables import DEAD, START, LexerTables, LRTables
@@ -108,7 +108,7 @@ def combine_contexts(lexers: Sequence[LexerTables], context_of: np.ndarray, igno
         starts.append(offset + START - 1)
         offset += lexer.n_states - 1
     trans, labels = np.concatenate(trans_parts), np.concatenate(label_parts)
-    block = moore_partition(trans, np.unique(labels, axis=0, return_inverse=True)[1].ravel())
+    block = moore_partition(trans, row_classes(labels))
     new_trans, new_id = renumber(trans, block, starts)   # context 0's START becomes START
     n = new_trans.shape[0]
     first = np.full(n, -1, np.int64)      # one old state per new state (every state is reachable)

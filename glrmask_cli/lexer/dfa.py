@@ -230,15 +230,30 @@ def trim(dfa: ByteDFA) -> ByteDFA:
     return ByteDFA(trans, close) if n else dfa
 
 
+_ROW_WEIGHTS = np.random.default_rng(0).integers(1, 2**63, size=4096, dtype=np.uint64) | np.uint64(1)
+
+
+def row_classes(rows: np.ndarray) -> np.ndarray:
+    """Per row of a 2-D integer array, a class number (0..k-1): equal rows, equal numbers. Rows are
+    grouped by a 64-bit hash and checked against their group's first row; a collision (never seen)
+    falls back to sorting the rows themselves, so the result is always exact."""
+    if rows.shape[1] > len(_ROW_WEIGHTS):
+        return np.unique(rows, axis=0, return_inverse=True)[1].ravel()
+    hashes = (rows.astype(np.uint64) * _ROW_WEIGHTS[:rows.shape[1]]).sum(axis=1, dtype=np.uint64)
+    _, first, inverse = np.unique(hashes, return_index=True, return_inverse=True)
+    inverse = inverse.ravel()
+    if (rows == rows[first[inverse]]).all():
+        return inverse
+    return np.unique(rows, axis=0, return_inverse=True)[1].ravel()
+
+
 def moore_partition(trans: np.ndarray, labels: np.ndarray) -> np.ndarray:
     """Coarsest partition refining `labels` that is stable under `trans` (Moore's algorithm)."""
-    cols = np.unique(trans, axis=1) if trans.shape[1] > 1 else trans
+    cols = trans[:, np.unique(row_classes(trans.T), return_index=True)[1]] if trans.shape[1] > 1 else trans
     block = np.unique(labels, return_inverse=True)[1].astype(np.int64).ravel()
     n_blocks = int(block.max()) + 1 if block.size else 0
     while True:
-        sig = np.concatenate([block[:, None], block[cols]], axis=1)
-        _, new_block = np.unique(sig, axis=0, return_inverse=True)
-        new_block = new_block.ravel()
+        new_block = row_classes(np.concatenate([block[:, None], block[cols]], axis=1))
         count = int(new_block.max()) + 1
         if count == n_blocks:
             return new_block
@@ -276,7 +291,7 @@ def minimize(dfa: ByteDFA) -> ByteDFA:
     dfa = trim(dfa)
     if not dfa.close.any():
         return ByteDFA(np.zeros((2, 256), np.int32), np.zeros((2, 257), bool))
-    block = moore_partition(dfa.trans, np.unique(dfa.close, axis=0, return_inverse=True)[1].ravel())
+    block = moore_partition(dfa.trans, row_classes(dfa.close))
     trans, ids = renumber(dfa.trans, block, [START])
     close = np.zeros((trans.shape[0], 257), bool)
     keep = ids >= 0

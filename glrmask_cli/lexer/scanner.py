@@ -16,7 +16,17 @@ import numpy as np
 
 from glrmask_cli.errors import LimitExceeded, UnsupportedFeature
 from glrmask_cli.grammar import TerminalSpec
-from glrmask_cli.lexer.dfa import DEAD, START, ByteDFA, determinize, literal_dfa, minimize, moore_partition, renumber
+from glrmask_cli.lexer.dfa import (
+    DEAD,
+    START,
+    ByteDFA,
+    determinize,
+    literal_dfa,
+    minimize,
+    moore_partition,
+    renumber,
+    row_classes,
+)
 from glrmask_cli.lexer.lark_rules import LarkRules, lark_rules
 from glrmask_cli.lexer.nfa import build_nfa
 from glrmask_cli.lexer.syntax import SyntaxUnsupported, parse_pattern
@@ -79,7 +89,7 @@ def build_lexer(terminals: Sequence[TerminalSpec], ignore: Sequence[str],
     combo = _Combined(components, dfas, limits.max_lexer_states)
     trans, states = combo.determinize()
     close_ids = combo.close_labels(states)
-    block = moore_partition(trans, np.unique(close_ids, axis=0, return_inverse=True)[1].ravel())
+    block = moore_partition(trans, row_classes(close_ids))
     new_trans, ids = renumber(trans, block, [START])
     keep = ids >= 0
     close_sets = np.zeros((new_trans.shape[0], 257), np.int32)
@@ -187,19 +197,22 @@ class _Combined:
         i = START
         while i < len(states):
             step = self._successors(np.array(states[i], np.int64))
-            row = np.zeros(self.n_classes, np.int64)
-            for k in range(self.n_classes):
-                col = step[:, k]
-                key = tuple(col[col >= 0].tolist())
-                sid = keys.get(key)
+            row: list[int] = []
+            seen: dict[tuple[int, ...], int] = {}      # classes whose columns are equal step alike
+            for col in map(tuple, step.T.tolist()):
+                sid = seen.get(col)
                 if sid is None:
-                    sid = keys[key] = len(states)
-                    states.append(key)
-                    if len(states) > self.max_states:
-                        raise LimitExceeded("max_lexer_states", self.max_states, "lexer (combined DFA)",
-                                            "simplify or split the terminals")
-                row[k] = sid
-            rows.append(row)
+                    key = tuple(u for u in col if u >= 0)
+                    sid = keys.get(key)
+                    if sid is None:
+                        sid = keys[key] = len(states)
+                        states.append(key)
+                        if len(states) > self.max_states:
+                            raise LimitExceeded("max_lexer_states", self.max_states, "lexer (combined DFA)",
+                                                "simplify or split the terminals")
+                    seen[col] = sid
+                row.append(sid)
+            rows.append(np.array(row, np.int64))
             i += 1
         return np.array(rows)[:, self.class_of], states
 
@@ -228,9 +241,13 @@ class _Combined:
             if not key:
                 continue
             ids = np.array(key, np.int64)
-            patterns, inverse = np.unique(self.union_close[ids], axis=1, return_inverse=True)
-            labels = [self._label(ids, patterns[:, j]) for j in range(patterns.shape[1])]
-            close_ids[sid] = np.array(labels, np.int32)[inverse.ravel()]
+            accepting = self.union_close[ids]
+            labels: dict[tuple[bool, ...], int] = {}     # one label per distinct column
+            for j, col in enumerate(map(tuple, accepting.T.tolist())):
+                label = labels.get(col)
+                if label is None:
+                    label = labels[col] = self._label(ids, accepting[:, j])
+                close_ids[sid, j] = label
         return close_ids
 
     def viable_labels(self, trans: np.ndarray, close_sets: np.ndarray) -> np.ndarray:
