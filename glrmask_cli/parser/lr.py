@@ -69,9 +69,9 @@ def build_lr(grammar: Any) -> LRBuild:
     cfg: CFG = grammar.cfg
     _validate_cfg(cfg)
     automaton = _LR1(cfg)
-    cells = _action_cells(automaton, bool(grammar.accepts_empty))
-    tables = _pack_tables(cfg, automaton, cells)
-    conflicts = tuple(Conflict(s, t, acts) for (s, t), acts in sorted(cells.items()) if len(acts) > 1)
+    cells, actions = _action_cells(automaton, bool(grammar.accepts_empty))
+    tables = _pack_tables(cfg, automaton, cells, actions)
+    conflicts = _conflicts(cells, actions, cfg.n_terminals)
     cores = tuple(automaton.cores(s) for s in range(len(automaton.kernels)))
     return LRBuild(tables, cfg, cores, conflicts)
 
@@ -196,40 +196,53 @@ class _LR1:
         return [(r, look) for r, dot, look in self.kernels[state] if dot == len(self.rhs[r])]
 
 
-def _action_cells(lr1: _LR1, accepts_empty: bool) -> dict[tuple[int, int], tuple[int, ...]]:
+def _action_cells(lr1: _LR1, accepts_empty: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Every (cell, action) pair once, sorted by cell then action: cells as state * n_terminals +
+    terminal, actions packed. A complete item's lookahead bitset is read with numpy (3,000 keywords:
+    3,000-bit sets on most items)."""
     cfg = lr1.cfg
     n_t = cfg.n_terminals
-    cells: dict[tuple[int, int], set[int]] = {}
+    cells: list[np.ndarray] = []
+    actions: list[np.ndarray] = []
+    width = (n_t + 7) // 8
     for state, moves in enumerate(lr1.transitions):
-        for symbol, target in moves.items():
-            if symbol < n_t:
-                cells.setdefault((state, symbol), set()).add(pack_action(SHIFT, target))
+        shifts = [(symbol, target) for symbol, target in moves.items() if symbol < n_t]
+        if shifts:
+            symbols, targets = np.asarray(shifts, dtype=np.int64).T
+            cells.append(state * n_t + symbols)
+            actions.append(np.asarray(pack_action(SHIFT, targets), dtype=np.int64))
         for rule, bits in lr1.complete_items(state):
             if rule == len(cfg.rules):
-                cells.setdefault((state, cfg.end), set()).add(pack_action(ACCEPT))
+                cells.append(np.asarray([state * n_t + cfg.end], dtype=np.int64))
+                actions.append(np.asarray([pack_action(ACCEPT)], dtype=np.int64))
                 continue
-            t = 0
-            while bits:
-                if bits & 1:
-                    cells.setdefault((state, t), set()).add(pack_action(REDUCE, rule))
-                bits >>= 1
-                t += 1
+            lookaheads = np.flatnonzero(np.unpackbits(np.frombuffer(bits.to_bytes(width, "little"), dtype=np.uint8),
+                                                      bitorder="little"))
+            cells.append(state * n_t + lookaheads)
+            actions.append(np.full(len(lookaheads), pack_action(REDUCE, rule), dtype=np.int64))
     if accepts_empty:
-        cells.setdefault((0, cfg.end), set()).add(pack_action(ACCEPT))
-    return {key: tuple(sorted(acts)) for key, acts in cells.items()}
+        cells.append(np.asarray([cfg.end], dtype=np.int64))
+        actions.append(np.asarray([pack_action(ACCEPT)], dtype=np.int64))
+    cell = np.concatenate(cells) if cells else np.zeros(0, dtype=np.int64)
+    action = np.concatenate(actions) if actions else np.zeros(0, dtype=np.int64)
+    pairs = np.unique(np.stack([cell, action], axis=1), axis=0)     # sorted by cell, then action
+    return pairs[:, 0], pairs[:, 1]
 
 
-def _pack_tables(cfg: CFG, lr1: _LR1, cells: dict[tuple[int, int], tuple[int, ...]]) -> LRTables:
+def _conflicts(cells: np.ndarray, actions: np.ndarray, n_terminals: int) -> tuple[Conflict, ...]:
+    """The cells with more than one action, in cell order."""
+    starts = np.flatnonzero(np.r_[True, cells[1:] != cells[:-1]]) if len(cells) else np.zeros(0, dtype=np.int64)
+    ends = np.r_[starts[1:], len(cells)]
+    return tuple(Conflict(int(cells[a]) // n_terminals, int(cells[a]) % n_terminals,
+                          tuple(actions[a:b].tolist())) for a, b in zip(starts.tolist(), ends.tolist()) if b - a > 1)
+
+
+def _pack_tables(cfg: CFG, lr1: _LR1, cells: np.ndarray, actions: np.ndarray) -> LRTables:
     n_t = cfg.n_terminals
     n_nt = len(cfg.nonterminal_names)
     n_states = len(lr1.kernels)
-    counts = np.zeros(n_states * n_t, dtype=np.int64)
-    flat: list[int] = []
-    for (state, t), acts in sorted(cells.items()):
-        counts[state * n_t + t] = len(acts)
-        flat.extend(acts)
     offsets = np.zeros(n_states * n_t + 1, dtype=np.int32)
-    np.cumsum(counts, out=offsets[1:])
+    np.cumsum(np.bincount(cells, minlength=n_states * n_t), out=offsets[1:])
     goto = np.full((n_states, n_nt), -1, dtype=np.int32)
     for state, moves in enumerate(lr1.transitions):
         for symbol, target in moves.items():
@@ -238,7 +251,7 @@ def _pack_tables(cfg: CFG, lr1: _LR1, cells: dict[tuple[int, int], tuple[int, ..
     return LRTables(
         n_terminals=n_t,
         action_offsets=offsets,
-        actions=np.asarray(flat, dtype=np.int32),
+        actions=actions.astype(np.int32),
         goto=goto,
         rule_lhs=np.asarray([r.lhs - n_t for r in cfg.rules], dtype=np.int32),
         rule_len=np.asarray([len(r.rhs) for r in cfg.rules], dtype=np.int32),

@@ -20,7 +20,8 @@ END_OF_INPUT = 256  # column of `LexerTables.close_sets` used when the output en
 SHIFT, REDUCE, ACCEPT = 0, 1, 2
 
 
-def pack_action(kind: int, arg: int = 0) -> int:
+def pack_action(kind: int, arg: int | np.ndarray = 0) -> int | np.ndarray:
+    """An action as one int (or an array of them, for an array of args)."""
     return kind | (arg << 2)
 
 
