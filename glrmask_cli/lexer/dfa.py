@@ -230,16 +230,21 @@ def trim(dfa: ByteDFA) -> ByteDFA:
     return ByteDFA(trans, close) if n else dfa
 
 
-_ROW_WEIGHTS = np.random.default_rng(0).integers(1, 2**63, size=4096, dtype=np.uint64) | np.uint64(1)
+_row_weights = np.zeros(0, dtype=np.uint64)     # odd 64-bit multipliers, one per column (grown on demand)
+
+
+def _weights(n: int) -> np.ndarray:
+    global _row_weights
+    if len(_row_weights) < n:
+        _row_weights = np.random.default_rng(0).integers(1, 2**63, size=max(n, 256), dtype=np.uint64) | np.uint64(1)
+    return _row_weights[:n]
 
 
 def row_classes(rows: np.ndarray) -> np.ndarray:
     """Per row of a 2-D integer array, a class number (0..k-1): equal rows, equal numbers. Rows are
     grouped by a 64-bit hash and checked against their group's first row; a collision (never seen)
     falls back to sorting the rows themselves, so the result is always exact."""
-    if rows.shape[1] > len(_ROW_WEIGHTS):
-        return np.unique(rows, axis=0, return_inverse=True)[1].ravel()
-    hashes = (rows.astype(np.uint64) * _ROW_WEIGHTS[:rows.shape[1]]).sum(axis=1, dtype=np.uint64)
+    hashes = (rows.astype(np.uint64) * _weights(rows.shape[1])).sum(axis=1, dtype=np.uint64)
     _, first, inverse = np.unique(hashes, return_index=True, return_inverse=True)
     inverse = inverse.ravel()
     if (rows == rows[first[inverse]]).all():

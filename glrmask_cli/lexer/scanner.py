@@ -163,10 +163,9 @@ class _Combined:
         for r, literals in components.rules.unless.items():
             self.serves[[position[lit] for lit in literals], r] = 1
         self.retype_index = owner - n_real
-        cols, self.class_of = np.unique(np.concatenate([union_trans, self.union_close[:, :256]]), axis=1,
-                                        return_inverse=True)
-        self.class_of = self.class_of.ravel()
-        self.n_classes = cols.shape[1]
+        # bytes that every component treats alike (equal columns) form one class
+        self.class_of = row_classes(np.concatenate([union_trans, self.union_close[:, :256]]).T)
+        self.n_classes = int(self.class_of.max()) + 1
         reps = np.zeros(self.n_classes, np.int64)
         reps[self.class_of[::-1]] = np.arange(256)[::-1]
         self.class_trans = union_trans[:, reps]
