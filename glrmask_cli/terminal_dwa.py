@@ -20,6 +20,7 @@ scan serves every layout.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Sequence
 
 import numpy as np
@@ -451,16 +452,17 @@ def spell_out_closes(tdwa: TerminalDWA, lexer: LexerTables, max_outcomes: int | 
         for q, closed in zip(states.tolist(), closes[states].tolist()):
             hand_over = contexts.hand_over(q, closed)
             by_hand_over.setdefault((closed, hand_over), []).append(q)
-        columns_after: dict[tuple[int, ...], tuple[list[tuple[int, ...]], np.ndarray]] = {}
+        columns_after: dict[tuple[int, ...], tuple[list[tuple[int, ...]], np.ndarray, list[tuple[int, ...]]]] = {}
         for (closed, hand_over), members in sorted(by_hand_over.items()):
             distinct = columns_after.get(hand_over)     # the same for every lexeme handing over so
             if distinct is None:
-                distinct = columns_after[hand_over] = _distinct_columns(
-                    np.stack([tdwa.block_rows[k][tdwa.block_pick[s, k]] for s in hand_over]))
-            columns, which = distinct
-            column_keys = [(closed, hand_over, column) for column in columns]
-            keys.update(key for key in column_keys if any(o != NO_OUTCOME for o in key[2]))
-            plans.append((k, members, column_keys, which))
+                columns, which = _distinct_columns(np.stack([tdwa.block_rows[k][tdwa.block_pick[s, k]]
+                                                             for s in hand_over]))
+                reached = [column for column in columns if any(o != NO_OUTCOME for o in column)]
+                distinct = columns_after[hand_over] = (columns, which, reached)
+            columns, which, reached = distinct
+            keys.update(zip(repeat(closed), repeat(hand_over), reached))
+            plans.append((k, members, closed, hand_over, columns, which))
     if max_outcomes is not None and len(outcomes) + len(keys) > max_outcomes:
         raise LimitExceeded("max_outcomes_auto", max_outcomes, "terminal DWA",
                             f"spelling out the closes gives up to {len(outcomes) + len(keys):,} token outcomes")
@@ -477,8 +479,9 @@ def spell_out_closes(tdwa: TerminalDWA, lexer: LexerTables, max_outcomes: int | 
         spelled[(closed, hand_over, after_ids)] = found
     block_rows = list(tdwa.block_rows)
     block_pick = tdwa.block_pick.copy()
-    for k, members, column_keys, which in plans:
-        row = np.asarray([spelled.get(key, NO_OUTCOME) for key in column_keys], dtype=np.int32)[which]
+    for k, members, closed, hand_over, columns, which in plans:
+        row = np.asarray([spelled.get((closed, hand_over, column), NO_OUTCOME) for column in columns],
+                         dtype=np.int32)[which]
         block_pick[np.asarray(members), k] = len(block_rows[k])
         block_rows[k] = np.concatenate([block_rows[k], row[None, :]])
     return TerminalDWA(

@@ -231,6 +231,7 @@ def trim(dfa: ByteDFA) -> ByteDFA:
 
 
 _row_weights = np.zeros(0, dtype=np.uint64)     # odd 64-bit multipliers, one per column (grown on demand)
+_HASH_COLUMNS = 1024
 
 
 def _weights(n: int) -> np.ndarray:
@@ -244,7 +245,11 @@ def row_classes(rows: np.ndarray) -> np.ndarray:
     """Per row of a 2-D integer array, a class number (0..k-1): equal rows, equal numbers. Rows are
     grouped by a 64-bit hash and checked against their group's first row; a collision (never seen)
     falls back to sorting the rows themselves, so the result is always exact."""
-    hashes = (rows.astype(np.uint64) * _weights(rows.shape[1])).sum(axis=1, dtype=np.uint64)
+    weights = _weights(rows.shape[1])
+    hashes = np.zeros(rows.shape[0], dtype=np.uint64)
+    for lo in range(0, rows.shape[1], _HASH_COLUMNS):      # in slices: small temporaries for wide rows
+        hi = lo + _HASH_COLUMNS
+        hashes += (rows[:, lo:hi].astype(np.uint64) * weights[lo:hi]).sum(axis=1, dtype=np.uint64)
     _, first, inverse = np.unique(hashes, return_index=True, return_inverse=True)
     inverse = inverse.ravel()
     if (rows == rows[first[inverse]]).all():
