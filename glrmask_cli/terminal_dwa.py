@@ -19,6 +19,7 @@ scan serves every layout.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from itertools import repeat
 from typing import Sequence
@@ -484,20 +485,10 @@ def spell_out_closes(tdwa: TerminalDWA, lexer: LexerTables, max_outcomes: int | 
                          dtype=np.int32)[which]
         block_pick[np.asarray(members), k] = len(block_rows[k])
         block_rows[k] = np.concatenate([block_rows[k], row[None, :]])
-    return TerminalDWA(
-        trie_parent=np.asarray(parent, dtype=np.int32),
-        trie_set=np.asarray(term_set, dtype=np.int32),
-        trie_start=np.asarray(start, dtype=np.int64),
-        outcomes=tuple(outcomes),
-        class_of_token=tdwa.class_of_token,
-        n_classes=tdwa.n_classes,
-        class_first=tdwa.class_first,
-        state_close=np.zeros_like(tdwa.state_close),
-        block_starts=tdwa.block_starts,
-        block_rows=tuple(block_rows),
-        block_pick=block_pick,
-        eos_outcome=tdwa.eos_outcome,
-    )
+    return dataclasses.replace(
+        tdwa, trie_parent=np.asarray(parent, dtype=np.int32), trie_set=np.asarray(term_set, dtype=np.int32),
+        trie_start=np.asarray(start, dtype=np.int64), outcomes=tuple(outcomes),
+        state_close=np.zeros_like(tdwa.state_close), block_rows=tuple(block_rows), block_pick=block_pick)
 
 
 def merge_terminals(tdwa: TerminalDWA, term_sets: Sequence[tuple[int, ...]],
@@ -533,20 +524,11 @@ def merge_terminals(tdwa: TerminalDWA, term_sets: Sequence[tuple[int, ...]],
                         for node, final in outcome.paths})
         key: OutcomeKey = paths[0] if len(paths) == 1 else tuple(paths)
         remap[old + 1] = outcomes.setdefault(key, len(outcomes))
-    return TerminalDWA(
-        trie_parent=np.asarray(new_parent, dtype=np.int32),
-        trie_set=np.asarray(new_set, dtype=np.int32),
-        trie_start=np.asarray(new_start, dtype=np.int64),
-        outcomes=_outcomes(outcomes),
-        class_of_token=tdwa.class_of_token,
-        n_classes=tdwa.n_classes,
-        class_first=tdwa.class_first,
-        state_close=tdwa.state_close,
-        block_starts=tdwa.block_starts,
-        block_rows=tuple(remap[rows + 1] for rows in tdwa.block_rows),
-        block_pick=tdwa.block_pick,
-        eos_outcome=remap[tdwa.eos_outcome + 1],
-    ), class_sets
+    merged = dataclasses.replace(
+        tdwa, trie_parent=np.asarray(new_parent, dtype=np.int32), trie_set=np.asarray(new_set, dtype=np.int32),
+        trie_start=np.asarray(new_start, dtype=np.int64), outcomes=_outcomes(outcomes),
+        block_rows=tuple(remap[rows + 1] for rows in tdwa.block_rows), eos_outcome=remap[tdwa.eos_outcome + 1])
+    return merged, class_sets
 
 
 def _distinct_columns(after: np.ndarray) -> tuple[list[tuple[int, ...]], np.ndarray]:
