@@ -50,10 +50,6 @@ class LRQuotient:
     def n_terminal_classes(self) -> int:
         return self.tables.n_terminals
 
-    def class_set(self, terminals: Sequence[int]) -> tuple[int, ...]:
-        """The classes of `terminals`, sorted, without repeats."""
-        return tuple(sorted({int(self.terminal_class[t]) for t in terminals}))
-
 
 def quotient(tables: LRTables, ignored: Sequence[int] = (),
              lexer_start: Sequence[int] | np.ndarray | None = None) -> LRQuotient:
