@@ -4,7 +4,8 @@ Input: workloads x tokenizers x engines chosen by options. Per pair the document
 here; every engine replays them in its own subprocess (peers in their venvs under .cache/bench,
 created by bench/setup_peers.sh, which this command runs first unless --no-setup). Output: one table
 on stdout and bench/results/<date>-<workload>.json; the stage benchmarks (bench/*_bench.py with
-run() -> dict) that exist run too, into bench/results/<date>-stages.json. No assertion on timings.
+run() -> dict) that exist run too, into bench/results/<date>-stages.json. The maskbench workload (JSON
+Schemas, many per run) is bench/maskbench.py's and prints its own tables. No assertion on timings.
 """
 
 from __future__ import annotations
@@ -17,11 +18,11 @@ import sys
 import time
 from pathlib import Path
 
-from bench import report, runner
+from bench import maskbench, report, runner, schema_report
 from bench.errors import BenchError
-from bench.stats import summarize
+from bench.stats import slowest_steps, summarize
 from bench.tokenizers import REPO, TOKENIZER_NAMES, encode, tokenizer_spec
-from bench.workloads import DEFAULT_WORKLOADS, WORKLOADS, Workload, known, workload
+from bench.workloads import DEFAULT_WORKLOADS, WORKLOADS, Workload, known, subset, workload
 
 STAGES = ("vocab", "lexer", "parser", "serving")
 QUICK_DOCS = 40
@@ -29,13 +30,16 @@ QUICK_DOCS = 40
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
-    p.add_argument("--workloads", default=",".join(DEFAULT_WORKLOADS),
-                   help=f"comma list of {', '.join(WORKLOADS)}, keywords<N> (any N >= 4), or none")
+    p.add_argument("--workloads", default=",".join((*DEFAULT_WORKLOADS, maskbench.NAME)),
+                   help=f"comma list of {', '.join(WORKLOADS)}, {maskbench.NAME}, keywords<N> (any N >= 4), or none")
     p.add_argument("--tokenizers", default=",".join(TOKENIZER_NAMES), help="comma list: cl100k_base, llama3")
     p.add_argument("--engines", default=",".join(runner.ENGINES), help=f"comma list of {', '.join(runner.ENGINES)}")
     p.add_argument("--quick", action="store_true",
-                   help=f"{QUICK_DOCS} documents per workload, 2 processes for the shared-memory run")
+                   help=f"{QUICK_DOCS} documents per workload ({maskbench.NAME}: {maskbench.QUICK_SCHEMAS} schemas), "
+                        "2 processes for the shared-memory run")
     p.add_argument("--max-docs", type=int, default=None, help="evenly spaced subset of this many documents")
+    p.add_argument("--max-schemas", type=int, default=None,
+                   help=f"maskbench: evenly spaced subset of this many schemas (--quick: {maskbench.QUICK_SCHEMAS})")
     p.add_argument("--replays", type=int, default=3,
                    help="timed passes over the documents (default 3); tails are reported for the first pass "
                         "and as each step's minimum over the passes")
@@ -68,16 +72,6 @@ def _names(text: str, known, what: str, accept=None) -> list[str]:
     return names
 
 
-def subset(items: list, limit: int | None) -> list:
-    """`limit` evenly spaced items (all when limit is None or not smaller)."""
-    if limit is None or limit >= len(items):
-        return list(items)
-    if limit <= 0:
-        raise BenchError(f"--max-docs: must be positive, got {limit}")
-    step = len(items) / limit
-    return [items[int(i * step)] for i in range(limit)]
-
-
 def engine_entry(result: dict, n_docs: int) -> dict:
     """Condense a worker's raw result: latency summaries (single pass and min over replays), document
     verdicts, setup, memory. A build over the budget keeps `timeout` (the report prints it as such)."""
@@ -99,18 +93,6 @@ def engine_entry(result: dict, n_docs: int) -> dict:
             "rejected": [d for d in docs if d["status"] != "ok"], "memory_replay_process": result["memory"],
             "unstable": [d for d in ok if d.get("unstable")],
             "slowest": slowest_steps(ok)}
-
-
-def slowest_steps(docs: list[dict], keep: int = 5) -> dict[str, list]:
-    """The documents with the slowest single mask / commit step, in the first pass and in the per-step
-    minimum over replays (`mask_min`, `commit_min`: slow every time, not by a neighbour's noise)."""
-    out = {}
-    for kind in ("mask", "commit", "mask_min", "commit_min"):
-        found = [(d[f"slowest_{kind}"][1] / 1e3, d["id"], *d[f"slowest_{kind}"][::2])
-                 for d in docs if d.get(f"slowest_{kind}")]
-        out[kind] = [{"us": us, "doc": doc, "step": step, **({"token": rest[0]} if rest else {})}
-                     for us, doc, step, *rest in sorted(found, reverse=True)[:keep]]
-    return out
 
 
 def grammar_form(w: Workload, engine: str) -> str:
@@ -151,7 +133,9 @@ def run_pair(w: Workload, tokenizer: str, docs: list, engines: list[str], args) 
 
 def run_workload(name: str, tokenizers: list[str], engines: list[str], args, info: dict) -> dict:
     """One workload x tokenizers x engines. Missing data (a corpus, an offline fetch) skips this workload
-    with its reason instead of stopping the others."""
+    with its reason instead of stopping the others. maskbench (JSON Schemas) is bench.maskbench's."""
+    if name == maskbench.NAME:
+        return maskbench.run(tokenizers, engines, args, info)
     w = workload(name)
     base = {"workload": name, "machine": info, "options": {k: v for k, v in vars(args).items()}, "runs": {}}
     try:
@@ -196,8 +180,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.replays < 1:
             raise BenchError(f"--replays: must be at least 1, got {args.replays}")
-        workloads = [] if args.workloads == "none" else _names(args.workloads, [*WORKLOADS, "keywords<N>"],
-                                                                "workloads", known)
+        workloads = [] if args.workloads == "none" else _names(
+            args.workloads, [*WORKLOADS, maskbench.NAME, "keywords<N>"], "workloads",
+            lambda name: name == maskbench.NAME or known(name))
         tokenizers = _names(args.tokenizers, TOKENIZER_NAMES, "tokenizers")
         engines = _names(args.engines, runner.ENGINES, "engines")
         if not args.no_setup:
@@ -212,8 +197,12 @@ def main(argv: list[str] | None = None) -> int:
     except subprocess.CalledProcessError as e:
         print(f"bench: bench/setup_peers.sh failed (exit {e.returncode}); see its output above", file=sys.stderr)
         return 1
-    if results:
-        print(report.render(results, info))
+    grammars = [r for r in results if r["workload"] != maskbench.NAME]
+    schemas = [r for r in results if r["workload"] == maskbench.NAME]
+    if grammars:
+        print(report.render(grammars, info))
+    if schemas:
+        print(schema_report.render(schemas, info))
     if stages:
         print("stage benchmarks:\n" + json.dumps(stages, indent=1, sort_keys=True, default=str))
     if not args.no_write:

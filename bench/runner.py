@@ -102,30 +102,35 @@ def run_worker(engine: str, job: dict, timeout_s: float, build_budget_s: float =
 
 def _supervise(cmd: list[str], timeout_s: float, build_budget_s: float):
     """Run `cmd` (stdout and stderr into one pipe, read by a thread); kill it at the first limit passed.
+    A build runs from the start to the first `] compiled in ` progress line, and later ones (a schema
+    worker builds once per schema) from a `] compiling` line to the next `] compiled in `; each build
+    gets `build_budget_s`.
     Returns (wait status, its rusage, its output lines, None | 'build' | 'run')."""
     proc = subprocess.Popen(cmd, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     lines: list[str] = []
-    compiled = threading.Event()
+    began = time.monotonic()
+    build = {"since": began, "open": True}       # written by the reader thread, read by the loop below
 
     def read() -> None:
         assert proc.stdout is not None
         for line in proc.stdout:
             lines.append(line.rstrip("\n"))
             if "] compiled in " in line:
-                compiled.set()
+                build["open"] = False
+            elif "] compiling" in line and not build["open"]:
+                build.update(since=time.monotonic(), open=True)
 
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
-    began = time.monotonic()
     why = None
     while True:
         pid, status, rusage = os.wait4(proc.pid, os.WNOHANG)
         if pid == proc.pid:
             break
-        elapsed = time.monotonic() - began
-        if not compiled.is_set() and elapsed > build_budget_s:
+        now = time.monotonic()
+        if build["open"] and now - build["since"] > build_budget_s:
             why = "build"
-        elif elapsed > timeout_s:
+        elif now - began > timeout_s:
             why = "run"
         if why is not None:
             proc.kill()

@@ -150,6 +150,16 @@ class Workload:
             raise BenchError(f"workload {self.name}: documents: {e}") from e
 
 
+def subset(items: list, limit: int | None, option: str = "--max-docs") -> list:
+    """`limit` evenly spaced items (all when limit is None or not smaller); `option` names the limit."""
+    if limit is None or limit >= len(items):
+        return list(items)
+    if limit <= 0:
+        raise BenchError(f"{option}: must be positive, got {limit}")
+    step = len(items) / limit
+    return [items[int(i * step)] for i in range(limit)]
+
+
 # ---- documents ----
 
 def _json_test_suite() -> list[Document]:
@@ -161,18 +171,32 @@ def _json_test_suite() -> list[Document]:
             and r["lark_examples_standalone_json_lalr"] == "accept"]
 
 
-def _maskbench() -> list[Document]:
+@dataclass(frozen=True)
+class SchemaCase:
+    """One MaskBench-sample schema (named after its file) and its valid instances, each serialized with
+    json.dumps(data, ensure_ascii=False) and named `<schema>/<index in the file's tests>`."""
+
+    name: str
+    schema: object
+    instances: tuple[Document, ...]
+
+
+def maskbench_cases(workload: str = "maskbench") -> list[SchemaCase]:
+    """The MaskBench sample (../shared/corpora/json-schema/maskbench-sample), files in name order."""
     folder = SHARED / "json-schema" / "maskbench-sample"
     if not folder.is_dir():
-        raise BenchError(f"json workload: {folder} missing; the MaskBench sample lives in ../shared/corpora")
-    docs = []
+        raise BenchError(f"{workload} workload: {folder} missing; the MaskBench sample lives in ../shared/corpora")
+    cases = []
     for path in sorted(folder.glob("*.json")):
-        tests = json.loads(path.read_text(encoding="utf-8"))["tests"]
-        for i, test in enumerate(tests):
-            if test["valid"]:
-                text = json.dumps(test["data"], ensure_ascii=False).encode("utf-8")
-                docs.append(Document(f"maskbench/{path.stem}/{i}", text))
-    return docs
+        data = json.loads(path.read_text(encoding="utf-8"))
+        instances = tuple(Document(f"{path.stem}/{i}", json.dumps(test["data"], ensure_ascii=False).encode("utf-8"))
+                          for i, test in enumerate(data["tests"]) if test["valid"])
+        cases.append(SchemaCase(path.stem, data["schema"], instances))
+    return cases
+
+
+def _maskbench() -> list[Document]:
+    return [Document(f"maskbench/{d.doc_id}", d.text) for case in maskbench_cases("json") for d in case.instances]
 
 
 def _json_documents() -> list[Document]:

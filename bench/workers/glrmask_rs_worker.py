@@ -4,6 +4,8 @@ The grammar is followed by a TokenSet of the EOS ids (that package's way to requ
 the final mask holds EOS exactly when the text is complete. Vocab: every non-special token's bytes.
 Artifact: Constraint.save(); load = Constraint.load(bytes, vocab). Its Lark importer ignores %import,
 hence the inlined grammar text from the harness.
+Schema mode: Grammar.from_json_schema (no options: its separators are json.dumps's `, ` and `: `, no
+other whitespace), followed by the EOS TokenSet as above.
 """
 
 from __future__ import annotations
@@ -19,8 +21,11 @@ def _vocab(spec: dict) -> glrmask.Vocab:
 
 
 def _grammar(job: dict) -> glrmask.Grammar:
-    body = glrmask.Grammar.from_lark(job["grammar"]["lark"])
-    return glrmask.Grammar.from_expr(glrmask.Expr.sequence(body, glrmask.TokenSet(job["tokenizer"]["eos_ids"])))
+    return _then_eos(glrmask.Grammar.from_lark(job["grammar"]["lark"]), job["tokenizer"]["eos_ids"])
+
+
+def _then_eos(body: glrmask.Grammar, eos_ids: list[int]) -> glrmask.Grammar:
+    return glrmask.Grammar.from_expr(glrmask.Expr.sequence(body, glrmask.TokenSet(eos_ids)))
 
 
 class Engine:
@@ -50,6 +55,22 @@ def make_engine(job: dict):
     return Engine(constraint), setup
 
 
+class SchemaCompiler:
+    """Schema mode: Grammar.from_json_schema, then the EOS TokenSet; artifact = Constraint.save()."""
+
+    version = glrmask.__version__
+    refusals = (ValueError, RuntimeError)
+
+    def __init__(self, job: dict) -> None:
+        self.vocab, self.eos_ids = _vocab(job["tokenizer"]), job["tokenizer"]["eos_ids"]
+
+    def compile(self, schema):
+        return _then_eos(glrmask.Grammar.from_json_schema(schema), self.eos_ids).compile(self.vocab)
+
+    def engine(self, constraint) -> tuple[Engine, dict]:
+        return Engine(constraint), {"artifact_bytes": len(constraint.save())}
+
+
 def load_for_memory(job: dict):
     return _grammar(job).compile(_vocab(job["tokenizer"])).start()
 
@@ -59,4 +80,4 @@ def touch(state, bitmask: np.ndarray) -> None:
 
 
 if __name__ == "__main__":
-    wc.run(make_engine, load_for_memory, touch)
+    wc.run(make_engine, load_for_memory, touch, SchemaCompiler)

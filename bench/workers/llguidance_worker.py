@@ -2,6 +2,8 @@
 
 Tokenizer: LLTokenizer.from_tiktoken over the same ranks, pattern and special tokens as the harness.
 llguidance has no artifact: `load` is the time to build a matcher from the grammar text (its compile).
+Schema mode: LLMatcher.grammar_from_json_schema with whitespace_flexible (its default, said explicitly);
+the compile is that and the first matcher (which compiles the grammar), refused if it is in error.
 """
 
 from __future__ import annotations
@@ -57,10 +59,30 @@ def make_engine(job: dict):
     return Engine(tokenizer, grammar), setup
 
 
+class SchemaCompiler:
+    """Schema mode: a JSON Schema as llguidance's own JSON grammar; no artifact (size `-`)."""
+
+    version = llguidance.__version__
+    refusals = (ValueError, RuntimeError)
+
+    def __init__(self, job: dict) -> None:
+        self.tokenizer = _tokenizer(job["tokenizer"])
+
+    def compile(self, schema) -> str:
+        grammar = llguidance.LLMatcher.grammar_from_json_schema(schema, overrides={"whitespace_flexible": True})
+        matcher = llguidance.LLMatcher(self.tokenizer, grammar, log_level=0)
+        if matcher.is_error():
+            raise ValueError(matcher.get_error())
+        return grammar
+
+    def engine(self, grammar: str) -> tuple[Engine, dict]:
+        return Engine(self.tokenizer, grammar), {"artifact_bytes": None}
+
+
 def load_for_memory(job: dict):
     return _matcher(_tokenizer(job["tokenizer"]), job["grammar"]["lark"])
 
 
 if __name__ == "__main__":
     wc.run(make_engine, load_for_memory, lambda matcher, bitmask: llguidance.numpy.fill_next_token_bitmask(
-        matcher, bitmask, 0))
+        matcher, bitmask, 0), SchemaCompiler)

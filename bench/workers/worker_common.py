@@ -25,7 +25,7 @@ import os
 import resource
 import sys
 import time
-from typing import Callable, Protocol
+from typing import Any, Callable, Protocol
 
 import numpy as np
 
@@ -297,11 +297,20 @@ def memory_mode(job: dict, build: Callable[[dict], object], touch: Callable[[obj
 
 
 def run(make_engine: Callable[[dict], tuple[Engine, dict]], load_for_memory: Callable[[dict], object],
-        touch: Callable[[object, np.ndarray], None]) -> None:
-    """Worker entry point: `replay` builds the engine and replays; `memory` only loads."""
+        touch: Callable[[object, np.ndarray], None], schemas: Callable[[dict], Any] | None = None) -> None:
+    """Worker entry point: `replay` builds the engine and replays; `memory` only loads; `schemas` (the
+    maskbench workload) compiles and replays schema after schema with `schemas(job)`, the engine's
+    schema compiler (schema_common.py)."""
     job = load_job()
     if job["mode"] == "memory":
         memory_mode(job, load_for_memory, touch)
+        return
+    if job["mode"] == "schemas":
+        if schemas is None:
+            raise SystemExit(f"{job_name()}: no schema mode")
+        import schema_common
+
+        schema_common.run(job, schemas)
         return
     baseline = memory_kb()
     progress("compiling")

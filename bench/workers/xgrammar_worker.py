@@ -3,9 +3,14 @@
 Tokenizer: TokenizerInfo over the raw token bytes (VocabType.RAW); special ids and holes are empty
 strings, which xgrammar treats as special. Compiler: one thread, cache off (so a warm compile is a
 real compile). Artifact: CompiledGrammar.serialize_json(); load = deserialize_json with the tokenizer.
+Schema mode: GrammarCompiler.compile_json_schema with any_whitespace=True and strict_mode=False (its
+default strict mode forbids properties and items the schema does not declare, which the JSON Schema
+specification allows).
 """
 
 from __future__ import annotations
+
+import json
 
 import numpy as np
 import worker_common as wc
@@ -53,6 +58,23 @@ def make_engine(job: dict):
     return Engine(compiled), setup
 
 
+class SchemaCompiler:
+    """Schema mode: compile_json_schema, one thread, cache off; artifact = serialize_json()."""
+
+    version = Engine.version
+    refusals = (ValueError, RuntimeError)
+
+    def __init__(self, job: dict) -> None:
+        self.compiler = xgrammar.GrammarCompiler(_tokenizer_info(job["tokenizer"]), max_threads=1,
+                                                 cache_enabled=False)
+
+    def compile(self, schema):
+        return self.compiler.compile_json_schema(json.dumps(schema), any_whitespace=True, strict_mode=False)
+
+    def engine(self, compiled) -> tuple[Engine, dict]:
+        return Engine(compiled), {"artifact_bytes": len(compiled.serialize_json().encode())}
+
+
 def load_for_memory(job: dict):
     info = _tokenizer_info(job["tokenizer"])
     compiler = xgrammar.GrammarCompiler(info, max_threads=1, cache_enabled=False)
@@ -64,4 +86,4 @@ def touch(matcher, bitmask: np.ndarray) -> None:
 
 
 if __name__ == "__main__":
-    wc.run(make_engine, load_for_memory, touch)
+    wc.run(make_engine, load_for_memory, touch, SchemaCompiler)
