@@ -15,6 +15,7 @@ layout; the pipeline owns the order and the fallback.
 
 from __future__ import annotations
 
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Literal, Sequence
 
@@ -194,14 +195,20 @@ def _grouped(tdwa: TerminalDWA, builds: GroupBuilds, max_states: int, ticker: Ti
              pool: StatePool) -> tuple[list[Group], list[Part]]:
     """One group per first closed lexeme; a group too large to build is split by its next lexeme
     (groups.split), again if needed. LimitExceeded if a group that cannot be split is too large.
-    Every group is submitted at once; results are added to `pool` in the groups' order (a split
-    group's parts take its place), so the pool does not depend on which build finishes first."""
+    Results are added to `pool` in the groups' order (a split group's parts take its place), so the
+    pool does not depend on which build finishes first. The next `builds.jobs + 1` groups are built
+    ahead, no more (a finished group's states wait in the parent's memory until their turn)."""
     groups, parts = [], []
-    todo = [(group, builds.submit(group, max_states)) for group in reversed(by_first_lexeme(tdwa))]
+    todo = list(reversed(by_first_lexeme(tdwa)))       # a stack: the next group last
+    futures: dict[int, Future] = {}                     # position in todo -> its build
     known = len(todo)
     ticker.total(known, "groups")
     while todo:
-        group, future = todo.pop()
+        for i in reversed(range(max(0, len(todo) - builds.jobs - 1), len(todo))):
+            if i not in futures:
+                futures[i] = builds.submit(todo[i], max_states)
+        group = todo.pop()
+        future = futures.pop(len(todo))
         try:
             parts.append(pool.absorb(*builds.result(future)))
             groups.append(group)
@@ -209,7 +216,7 @@ def _grouped(tdwa: TerminalDWA, builds: GroupBuilds, max_states: int, ticker: Ti
             smaller = split(tdwa, group)
             if smaller is None:
                 raise
-            todo.extend((child, builds.submit(child, max_states)) for child in reversed(smaller))
+            todo.extend(reversed(smaller))
             known += len(smaller) - 1
             ticker.total(known, "groups")
             continue

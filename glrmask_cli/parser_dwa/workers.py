@@ -40,16 +40,29 @@ def _run(group: Group, max_states: int) -> Built:
     return _TASK(group, max_states)
 
 
+class _Deferred(Future):
+    """A task of `_InProcess`: it runs when its result is first asked for."""
+
+    def __init__(self, call: Callable[[], Any]) -> None:
+        super().__init__()
+        self._call: Callable[[], Any] | None = call
+
+    def result(self, timeout: float | None = None) -> Any:
+        call, self._call = self._call, None
+        if call is not None:
+            try:
+                self.set_result(call())
+            except Exception as err:      # handed to whoever waits on the future, as a pool would
+                self.set_exception(err)
+        return super().result(timeout)
+
+
 class _InProcess(Executor):
-    """Runs each task when it is submitted."""
+    """Runs each task in this process when its result is asked for (so a build holds one group's
+    result at a time and reports progress as each is done)."""
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future:
-        future: Future = Future()
-        try:
-            future.set_result(fn(*args, **kwargs))
-        except Exception as err:      # handed to whoever waits on the future, as a pool would
-            future.set_exception(err)
-        return future
+        return _Deferred(lambda: fn(*args, **kwargs))
 
 
 class GroupBuilds:
@@ -59,6 +72,7 @@ class GroupBuilds:
 
     def __init__(self, task: Task, jobs: int) -> None:
         self._task = task
+        self.jobs = jobs
         forks = "fork" in multiprocessing.get_all_start_methods()
         self._executor: Executor = (ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"))
                                     if jobs > 1 and forks else _InProcess())

@@ -40,3 +40,18 @@ def test_a_worker_that_dies_is_a_clear_error():
         future = builds.submit(Group(frozenset([1])), 10)
         with pytest.raises(WorkerLost, match="--jobs 1"):
             builds.result(future)
+
+
+def test_one_job_runs_a_task_when_its_result_is_asked_for():
+    """In-process builds hold one group's states at a time and report each as it is done."""
+    ran = []
+
+    def record(group: Group, max_states: int):
+        ran.append(max_states)
+        return [], Part(max_states, 0)
+
+    with GroupBuilds(record, 1) as builds:
+        futures = [builds.submit(Group(frozenset()), k) for k in range(3)]
+        assert ran == []
+        assert builds.result(futures[1]) == ([], Part(1, 0))
+        assert ran == [1]
