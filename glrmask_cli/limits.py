@@ -66,10 +66,11 @@ class BuildLimits:
         "subset-construction states of one Parser DWA group (in every layout tried; in the grouped "
         "layout a group past this or max_nfa_nodes is split by its next lexeme if it can be)")
     max_outcomes_auto: int = _limit(
-        100_000, "terminal DWA",
+        20_000, "terminal DWA",
         "--layout auto: token outcomes the 'one' layout may have (it spells out every close: a read-NFA "
         "node and a bit in every state's set per outcome) before auto tries the next layout (not an "
-        "error; verilog x cl100k, the largest 'one' so far: 17k; 1,000 keywords + NAME: 342k)")
+        "error; the largest 'one' measured: lark.lark x Llama-3, 4.3k; python eval_input x cl100k has "
+        "34k and its 'one' try fails at max_nfa_nodes_auto after 8 s)")
     max_nfa_nodes_auto: int = _limit(
         150_000, "parser DWA",
         "--layout auto: read-NFA nodes a layout other than the last may use before auto tries the "
