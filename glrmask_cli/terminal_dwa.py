@@ -20,6 +20,7 @@ scan serves every layout.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 from itertools import repeat
 from typing import Sequence
@@ -70,6 +71,13 @@ class LexerContexts:
     def hand_over(self, q: int, term_set: int) -> tuple[int, ...]:
         """The STARTs the rest of a token is lexed from after a lexeme of `term_set` closes at q."""
         return (int(self.restart[q]),) if self.ignored_only[term_set] else self.next_starts[term_set]
+
+    @functools.cached_property
+    def next_starts_csr(self) -> tuple[np.ndarray, np.ndarray]:
+        """`next_starts` as (offsets, STARTs): term set T's are starts[offsets[T]:offsets[T + 1]]."""
+        offsets = np.zeros(len(self.next_starts) + 1, dtype=np.int64)
+        offsets[1:] = np.cumsum([len(starts) for starts in self.next_starts])
+        return offsets, np.asarray([s for starts in self.next_starts for s in starts], dtype=np.int64)
 
     @property
     def branching(self) -> bool:
@@ -315,9 +323,11 @@ def _scan_from(lexer: LexerTables, contexts: LexerContexts, starts: np.ndarray, 
             nodes[live[good]] = trie.extend(nodes[live[good]], accepted[ok], hand_over[ok])
             nxt[good] = restart_state[ok]
             if len(forks):
-                copies = [(i, s) for i in forks.tolist() for s in contexts.next_starts[int(accepted[i])]]
-                which = np.asarray([i for i, _ in copies], dtype=np.int64)
-                to = np.asarray([s for _, s in copies], dtype=np.int64)
+                offsets, flat_starts = contexts.next_starts_csr      # one copy per (fork, next START)
+                counts = offsets[accepted[forks] + 1] - offsets[accepted[forks]]
+                which = np.repeat(forks, counts)
+                first = np.repeat(offsets[accepted[forks]] - (np.cumsum(counts) - counts), counts)
+                to = flat_starts[first + np.arange(len(which))]
                 branch = live[closing[which]]
                 after = transitions[to, byte[closing[which]]]
                 alive = after != DEAD
