@@ -52,7 +52,7 @@ class Matcher:
     machine (the artifact file must be at the same path there). The replay costs one commit per step.
     """
 
-    __slots__ = ("_art", "_state", "_finished", "_history", "_replayable", "_walked_recent")
+    __slots__ = ("_art", "_state", "_finished", "_history", "_replayable", "_walked_recent", "_last_mask")
 
     def __init__(self, artifact: Artifact, state: State | None = None) -> None:
         self._art = artifact
@@ -62,6 +62,7 @@ class Matcher:
         self._history: list[tuple[State, bool, int | bytes]] = []
         self._replayable = state is None   # starts at the grammar's start: pickles as its commits
         self._walked_recent: tuple[_Walked, ...] = ()
+        self._last_mask: tuple[State, int | np.ndarray] | None = None   # (state, its mask): fill, then commit
 
     def __reduce__(self) -> tuple[object, ...]:
         if not self._replayable:
@@ -142,11 +143,17 @@ class Matcher:
         if self._finished:
             return 0
         state = self._state
+        last = self._last_mask
+        if last is not None and last[0] is state:     # states are immutable: same object, same mask
+            return last[1]
         if isinstance(state, ParseState):      # the basic lexer: one thread, the state itself
-            return self._thread_mask(state)
-        if len(state.threads) == 1:
-            return self._thread_mask(state.threads[0])
-        return _or(self._art.rows, [self._thread_mask(thread) for thread in state.threads])
+            mask = self._thread_mask(state)
+        elif len(state.threads) == 1:
+            mask = self._thread_mask(state.threads[0])
+        else:
+            mask = _or(self._art.rows, [self._thread_mask(thread) for thread in state.threads])
+        self._last_mask = (state, mask)
+        return mask
 
     def _thread_mask(self, state: ParseState) -> int | np.ndarray:
         """The mask of one (lexer state, stacks) pair: kept while the stacks stay the same object,
