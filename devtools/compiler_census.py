@@ -2,11 +2,13 @@
 decide how the compiler scales, for choosing (and re-checking) the quotients of the compiler rework.
 
 LR side: canonical LR(1) states and their bisimulation quotient (states with equal action rows and
-gotos up to equivalence), terminals, terminals with identical action columns, terminals with the
-same *presence* (the states where they have any action: what the depth-one test "the top state has
-an action on t" sees), and the distinct action-terminal sets over states. Token side (with a
-tokenizer): token classes, outcomes, live (lexer state, class) pairs and the share of them whose
-token stays inside one lexeme (decidable from the top state alone). docs/NOTES.md quotes its output.
+gotos up to equivalence), the compiler's LR quotient (parser/quotient.py: reductions compared by
+left-hand side and length; its states and terminal classes), terminals, terminals with identical
+action columns, terminals with the same *presence* (the states where they have any action: what
+the depth-one test "the top state has an action on t" sees), and the distinct action-terminal sets
+over states. Token side (with a tokenizer): token classes, outcomes, live (lexer state, class) pairs
+and the share of them whose token stays inside one lexeme (decidable from the top state alone).
+docs/ARCHITECTURE.md ("Known limits") quotes its output.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import argparse
 import time
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 
@@ -22,6 +25,7 @@ from glrmask_cli.lexer.scanner import build_lexer
 from glrmask_cli.parser.cfg import build_cfg
 from glrmask_cli.parser.lr import build_lr
 from glrmask_cli.parser.normalize import normalize
+from glrmask_cli.parser.quotient import quotient
 from glrmask_cli.terminal_dwa import NO_OUTCOME, TerminalDWA, build_terminal_dwa, spell_out_closes
 from glrmask_cli.vocab.registry import load_vocabulary
 from glrmask_runtime.tables import SHIFT, LRTables
@@ -31,6 +35,8 @@ from glrmask_runtime.tables import SHIFT, LRTables
 class LRCensus:
     states: int
     bisimulation_classes: int
+    quotient_states: int
+    quotient_terminals: int
     terminals: int
     column_classes: int
     presence_classes: int
@@ -45,7 +51,7 @@ class OutcomeCensus:
     single_lexeme_share: float
 
 
-def lr_census(lr: LRTables) -> LRCensus:
+def lr_census(lr: LRTables, ignored: Sequence[int] = ()) -> LRCensus:
     n, n_t = lr.n_states, lr.n_terminals
     counts = np.diff(lr.action_offsets)
     cell = np.repeat(np.arange(counts.size), counts)
@@ -55,9 +61,12 @@ def lr_census(lr: LRTables) -> LRCensus:
         rows[c // n_t].append((c % n_t, action))
         columns[c % n_t].append((c // n_t, action))
     has_action = (counts > 0).reshape(n, n_t)
+    folded = quotient(lr, ignored)
     return LRCensus(
         states=n,
         bisimulation_classes=len(set(_bisimulation(rows, lr.goto).tolist())),
+        quotient_states=folded.n_state_classes,
+        quotient_terminals=int(folded.terminal_class.max()) + 1,
         terminals=n_t,
         column_classes=len({tuple(col) for col in columns.values()}),
         presence_classes=len({has_action[:, t].tobytes() for t in range(n_t)}),
@@ -102,7 +111,8 @@ def main(argv: list[str] | None = None) -> None:
     spec = load_grammar(args.grammar, start=args.start)
     lexer = build_lexer(spec.terminals, spec.ignore, args.grammar).tables
     lr = build_lr(normalize(build_cfg(spec), where=args.grammar)).tables
-    print(f"{args.grammar} (start {spec.start}): {lr_census(lr)}, lexer states {lexer.n_states}, "
+    census = lr_census(lr, lexer.ignored.tolist())
+    print(f"{args.grammar} (start {spec.start}): {census}, lexer states {lexer.n_states}, "
           f"{time.perf_counter() - began:.1f} s")
     if args.tokenizer:
         vocab = load_vocabulary(args.tokenizer)

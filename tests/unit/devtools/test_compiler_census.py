@@ -30,6 +30,9 @@ def test_keywords_of_one_context_share_their_presence_but_not_their_columns():
     assert census.presence_classes <= census.terminals - 3
     assert census.column_classes == census.terminals
     assert census.bisimulation_classes <= census.states
+    # the compiler's quotient folds the type keywords into one terminal class (same columns once
+    # their shift targets are classed together)
+    assert census.quotient_states < census.states and census.quotient_terminals <= census.terminals - 2
 
 
 def test_outcome_census_of_json_counts_single_lexeme_tokens():
