@@ -10,41 +10,47 @@ vendor extensions) are ignored.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
-from collections.abc import Mapping
-from typing import Any, Literal
+from collections.abc import Callable, Mapping
+from decimal import Decimal
+from typing import Any, Literal, NamedTuple
 
 from glrmask_cli.errors import GrammarError
-from glrmask_cli.schema_pattern import PatternUnsupported, content_regexp
+from glrmask_cli.schema_disjoint import Disjointness, equal, meets, type_of
+from glrmask_cli.schema_numbers import integer_range, multiples, number_range
+from glrmask_cli.schema_pattern import PLAIN_ANY, PatternUnsupported, content_regexp
 
 Whitespace = Literal["flexible", "compact"]
 
 # Validation keywords of JSON Schema (drafts 4 to 2020-12) that the lowering does not compile: an
-# error. Every other keyword that is neither supported (below) nor one of these is an annotation
-# (title, description, examples, vendor extensions such as x-...): the specification gives it no
-# say over validity, so it is ignored.
+# error, unless its value asks nothing (`_vacuous`). Every other keyword that is neither supported
+# (below) nor one of these is an annotation (title, description, examples, vendor extensions such
+# as x-...): the specification gives it no say over validity, so it is ignored.
 UNSUPPORTED = frozenset({
-    "not", "patternProperties", "propertyNames", "minProperties", "maxProperties",
+    "propertyNames", "minProperties", "maxProperties",
     "dependencies", "dependentRequired", "dependentSchemas", "if", "then", "else", "uniqueItems",
-    "contains", "minContains", "maxContains", "unevaluatedProperties", "unevaluatedItems", "multipleOf",
+    "contains", "minContains", "maxContains", "unevaluatedProperties", "unevaluatedItems",
     "$dynamicRef", "$recursiveRef", "$dynamicAnchor", "$recursiveAnchor",
 })
 _DEFS = frozenset({"$defs", "definitions"})
+_NUMERIC = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"})
 _BY_TYPE = {
-    "object": frozenset({"properties", "required", "additionalProperties"}),
+    "object": frozenset({"properties", "required", "additionalProperties", "patternProperties"}),
     "array": frozenset({"items", "prefixItems", "minItems", "maxItems", "additionalItems"}),
     "string": frozenset({"minLength", "maxLength", "format", "pattern"}),
-    "integer": frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}),
-    "number": frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}),
+    "integer": _NUMERIC,
+    "number": _NUMERIC,
     "boolean": frozenset(),
     "null": frozenset(),
 }
-_GENERAL = frozenset({"type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref"}) | _DEFS
+_GENERAL = frozenset({"type", "enum", "const", "anyOf", "oneOf", "allOf", "not", "$ref"}) | _DEFS
 _SUPPORTED = _GENERAL.union(*_BY_TYPE.values())
 TYPES = tuple(_BY_TYPE)
 MAX_REPEAT = 1000       # the most items minItems/maxItems spell out
+MAX_PATTERN_PROPERTIES = 6      # patternProperties split other keys into 2^n regions, each checked
 _BOUNDS = ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
 
 _CHAR = r'(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})'
@@ -86,9 +92,25 @@ def _ipv6() -> str:
 
 _FORMATS["ipv6"] = _ipv6()
 
+_SHORT_ESCAPES = {'"': '\\"', "\\": "\\\\", "/": "\\/", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r",
+                  "\t": "\\t"}
+
 
 class SchemaUnsupported(GrammarError):
     """A schema keyword (or value) the lowering cannot compile exactly; `where` is its JSON pointer."""
+
+
+class _NoValue(SchemaUnsupported):
+    """No value is valid here: a property or an option with it can be left out, exactly."""
+
+
+class _Negation(NamedTuple):
+    """What a `not` takes away: whole JSON types, and listed values."""
+    types: frozenset[str] = frozenset()
+    values: tuple = ()
+
+    def removes(self, value: Any) -> bool:
+        return any(_is_type(value, t) for t in self.types) or any(equal(value, v) for v in self.values)
 
 
 def schema_to_lark(schema: Any, whitespace: Whitespace = "flexible") -> str:
@@ -102,8 +124,14 @@ def _pointer(path: tuple[str, ...]) -> str:
 
 
 def _regex(pattern: str) -> str:
-    """A Lark regexp terminal body for `pattern`."""
+    """A Lark regexp terminal body for `pattern`. Lark's loader reads a backslash before a quote as
+    the quote's escape (`\\\\"` would lose its backslash), so a quote after backslashes is written
+    as the class `["]`."""
+    pattern = re.sub(r'(\\+)"', lambda m: "\\" * (len(m.group(1)) // 2 * 2) + '["]', pattern)
     return "/" + pattern.replace("/", "\\/") + "/"
+
+
+Part = tuple[Any, tuple[str, ...]]          # a subschema and its path, as merge() takes them
 
 
 class _Lowering:
@@ -149,6 +177,21 @@ class _Lowering:
     def unsupported(self, path: tuple[str, ...], what: str) -> SchemaUnsupported:
         return SchemaUnsupported(_pointer(path), what, hint="docs/json-schema.md lists what is supported")
 
+    def no_value(self, path: tuple[str, ...], what: str = "no value is valid here") -> _NoValue:
+        return _NoValue(_pointer(path), what, hint="docs/json-schema.md lists what is supported")
+
+    def optional(self, lower: Callable[..., str], *args: Any) -> str | None:
+        """lower(*args), or None where no value is valid there (the rules and terminals it added
+        are taken back)."""
+        sizes = [len(table) for table in (self.rules, self.terminals, self.by_pointer)]
+        try:
+            return lower(*args)
+        except _NoValue:
+            for table, size in zip((self.rules, self.terminals, self.by_pointer), sizes):
+                for key in list(table)[size:]:
+                    del table[key]
+            return None
+
     # -- subschemas --------------------------------------------------------------------------------
 
     def rule(self, node: Any, path: tuple[str, ...]) -> str:
@@ -156,11 +199,11 @@ class _Lowering:
         if node is True or isinstance(node, Mapping) and not _constraining(node):
             return self.any_value()
         if node is False:
-            raise self.unsupported(path, "the schema false accepts no instance")
+            raise self.no_value(path, "the schema false accepts no instance")
         if not isinstance(node, Mapping):
             raise self.unsupported(path, f"a schema must be an object or a boolean, not {json.dumps(node)[:40]}")
-        for key in node:
-            if key in UNSUPPORTED:
+        for key, value in node.items():
+            if key in UNSUPPORTED and not _vacuous(key, value, node):
                 raise self.unsupported(path + (key,), f"keyword {key!r} is not supported")
         if "$ref" in node:
             others = {k for k in node if k in _SUPPORTED} - _DEFS - {"$ref"}
@@ -169,95 +212,177 @@ class _Lowering:
             return self.ref(node["$ref"], path + ("$ref",))
         if "allOf" in node:
             return self.rule(self.merge_all(node, path), path)
-        alternatives = []
         if "anyOf" in node or "oneOf" in node:
-            key = "anyOf" if "anyOf" in node else "oneOf"
-            if key == "oneOf":
-                self.check_disjoint(node[key], path + (key,))
-            rest = {k: v for k, v in node.items() if k != key}
-            for i, option in enumerate(node[key]):
-                merged = self.merge_all({"allOf": [rest, option]}, path + (key, str(i))) if _constraining(rest) \
-                    else option
-                alternatives.append(self.rule(merged, path + (key, str(i))))
-            return self.new_rule(" | ".join(alternatives))
+            return self.union(node, path)
+        negation = self.negation(node["not"], path + ("not",)) if "not" in node else _Negation()
         if "const" in node or "enum" in node:
-            values = [node["const"]] if "const" in node else list(node["enum"])
-            return self.new_rule(" | ".join(self.value_rule(v) for v in values if self.valid_literal(v, node)) or
-                                 self.fail(path + ("enum",)))
+            return self.listed(node, path, negation)
         types = node.get("type", list(TYPES))
         types = [types] if isinstance(types, str) else list(types)
         if "integer" in types and "number" in types:
             types.remove("integer")
+        if "number" in types and "integer" in negation.types and "number" not in negation.types:
+            raise self.unsupported(path + ("not",), "not over integers among numbers is not supported")
+        alternatives = []
         for t in types:
             if t not in _BY_TYPE:
                 raise self.unsupported(path + ("type",), f"unknown type {t!r}")
-            alternatives.append(getattr(self, "lower_" + t)(node, path))
-        return self.new_rule(" | ".join(alternatives))
-
-    def fail(self, path: tuple[str, ...]) -> str:
-        raise self.unsupported(path, "no value is valid here")
+            if t not in negation.types:
+                alternatives.append(self.optional(getattr(self, "lower_" + t), node, path, negation))
+        if not any(alternatives):
+            raise self.no_value(path)
+        return self.new_rule(" | ".join(a for a in alternatives if a))
 
     def ref(self, ref: Any, path: tuple[str, ...]) -> str:
         if not isinstance(ref, str) or not (ref == "#" or ref.startswith("#/")):
             raise self.unsupported(path, f"only JSON-pointer references within the document are supported, "
                                    f"not {ref!r}")
         if ref not in self.by_pointer:
-            target: Any = self.root
-            parts = [p.replace("~1", "/").replace("~0", "~") for p in ref[2:].split("/")] if ref != "#" else []
-            for part in parts:
-                if isinstance(target, Mapping) and part in target:
-                    target = target[part]
-                elif isinstance(target, list) and part.isdigit() and int(part) < len(target):
-                    target = target[int(part)]
-                else:
-                    raise self.unsupported(path, f"reference {ref!r} points to nothing")
+            parts = _pointer_parts(ref)
+            target = self.target(ref)
+            if target is None:
+                raise self.unsupported(path, f"reference {ref!r} points to nothing")
             name = self.by_pointer[ref] = f"r{len(self.by_pointer)}"
             self.rules[name] = ""                      # reserved: recursion refers to it
             self.rules[name] = self.rule(target, tuple(parts))
         return self.by_pointer[ref]
 
+    def target(self, ref: str) -> Any:
+        """The subschema a local reference points to, or None."""
+        target: Any = self.root
+        for part in _pointer_parts(ref):
+            if isinstance(target, Mapping) and part in target:
+                target = target[part]
+            elif isinstance(target, list) and part.isdigit() and int(part) < len(target):
+                target = target[int(part)]
+            else:
+                return None
+        return target
+
+    def resolve(self, node: Any) -> Any:
+        """`node`, or what its local `$ref` chain ends at (for proofs; keywords beside $ref left out)."""
+        seen = set()
+        while isinstance(node, Mapping) and isinstance(node.get("$ref"), str) and node["$ref"] not in seen:
+            seen.add(node["$ref"])
+            target = self.target(node["$ref"]) if node["$ref"].startswith("#") else None
+            if target is None:
+                return node
+            node = target
+        return node
+
+    def union(self, node: Mapping, path: tuple[str, ...]) -> str:
+        """anyOf, or oneOf where no two options can share an instance (then it is anyOf); keywords
+        beside it are merged into each option; an option no value meets is left out."""
+        key = "anyOf" if "anyOf" in node else "oneOf"
+        rest = {k: v for k, v in node.items() if k != key}
+        options = [(option, path + (key, str(i))) for i, option in enumerate(node[key])]
+        if _constraining(rest):        # (an option false stays false: rule() leaves it out)
+            options = [(option if option is False else self.merge([(rest, path), (option, where)]), where)
+                       for option, where in options]
+        if key == "oneOf":
+            self.check_disjoint(options)
+        alternatives = [self.optional(self.rule, *option) for option in options]
+        if not any(alternatives):
+            raise self.no_value(path + (key,), "no option admits a value")
+        return self.new_rule(" | ".join(a for a in alternatives if a))
+
     def merge_all(self, node: Mapping, path: tuple[str, ...]) -> dict:
-        """allOf merged into one schema: keys that only one part has, properties and required united;
-        the same key with different values in two parts is an error."""
-        merged: dict[str, Any] = {k: v for k, v in node.items() if k != "allOf"}
-        for i, part in enumerate(node.get("allOf", [])):
+        """allOf merged into one schema with the keywords beside it (`merge`)."""
+        rest = {k: v for k, v in node.items() if k != "allOf"}
+        return self.merge([(rest, path)] + [(part, path + ("allOf", str(i))) for i, part in enumerate(node["allOf"])])
+
+    def merge(self, parts: list[Part]) -> dict:
+        """Schemas that must all hold, merged into one: keys that only one part has, properties,
+        patternProperties and required united; the same key with different values in two parts,
+        or additionalProperties / items that would then reach members another part declares, is an
+        error (a part that is false is `_NoValue`)."""
+        merged: dict[str, Any] = {}
+        flat: list[Part] = []
+        for part, path in parts:
             if part is True:
                 continue
+            if part is False:
+                raise self.no_value(path, "the schema false accepts no instance")
             if not isinstance(part, Mapping) or "$ref" in part or "anyOf" in part or "oneOf" in part:
-                raise self.unsupported(path + ("allOf", str(i)), "allOf can merge only plain object schemas")
-            part = self.merge_all(part, path + ("allOf", str(i))) if "allOf" in part else part
+                raise self.unsupported(path, "allOf can merge only plain object schemas")
+            part = self.merge_all(part, path) if "allOf" in part else part
+            flat.append((part, path))
             for key, value in part.items():
                 if key not in _SUPPORTED and key not in UNSUPPORTED:
                     continue            # an annotation (an unsupported keyword stays, for rule() to name)
-                if key == "properties":
-                    props = dict(merged.get("properties", {}))
+                if key in ("properties", "patternProperties"):
+                    united = dict(merged.get(key, {}))
                     for name, sub in value.items():
-                        if name in props and props[name] != sub:
-                            raise self.unsupported(path + ("allOf", str(i), key, name),
-                                                   "allOf gives this property two different schemas")
-                        props[name] = sub
-                    merged["properties"] = props
+                        if name in united and united[name] != sub:
+                            raise self.unsupported(path + (key, name), f"allOf gives this {key} entry two schemas")
+                        united[name] = sub
+                    merged[key] = united
                 elif key == "required":
                     merged["required"] = list(dict.fromkeys(list(merged.get("required", [])) + list(value)))
                 elif key in merged and merged[key] != value:
-                    raise self.unsupported(path + ("allOf", str(i), key), f"allOf gives {key!r} two different values")
+                    raise self.unsupported(path + (key,), f"allOf gives {key!r} two different values")
                 else:
                     merged[key] = value
+        for part, path in flat:
+            self.check_reach(part, merged, path)
         return merged
 
-    def check_disjoint(self, options: Any, path: tuple[str, ...]) -> None:
-        """oneOf is compiled as anyOf only when no instance can match two options: here, when each
-        option admits one JSON type and no two admit the same (integer within number counts)."""
-        seen: set[str] = set()
-        for i, option in enumerate(options):
-            t = option.get("type") if isinstance(option, Mapping) else None
-            kinds = {"number"} if t in ("integer", "number") else {t} if isinstance(t, str) else None
-            if kinds is None or kinds & seen:
-                raise self.unsupported(path + (str(i),), "oneOf is supported only when its options have "
-                                       "distinct single types (then it equals anyOf)")
-            seen |= kinds
+    def check_reach(self, part: Mapping, merged: Mapping, path: tuple[str, ...]) -> None:
+        """A part's additionalProperties applies to the keys outside its own properties and
+        patterns, its items to the positions after its own prefix: merged, they must reach the same."""
+        if not _asks_nothing(part.get("additionalProperties", True)):
+            for key in ("properties", "patternProperties"):
+                if not set(merged.get(key, {})) <= set(part.get(key, {})):
+                    raise self.unsupported(path + ("additionalProperties",), "allOf: additionalProperties "
+                                           f"would reach {key} that another part declares")
+        for later, prefix in (("items", "prefixItems"), ("additionalItems", "items")):
+            if not _asks_nothing(part.get(later, True)) and isinstance(merged.get(prefix, []), list) \
+                    and part.get(prefix) != merged.get(prefix):
+                raise self.unsupported(path + (later,), f"allOf: {later} would reach positions that another "
+                                       f"part's {prefix} declares")
+
+    def check_disjoint(self, options: list[Part]) -> None:
+        """oneOf is compiled as anyOf only when no instance can match two options (schema_disjoint)."""
+        proofs = Disjointness(self.resolve, self.strings_of)
+        for (a, _), (b, path) in itertools.combinations(options, 2):
+            if not proofs.disjoint(a, b):
+                raise self.unsupported(path, "oneOf is supported only when no instance can match two of its "
+                                       "options (then it equals anyOf); this one may overlap another")
+
+    def strings_of(self, node: Mapping) -> str | None:
+        """The terminal regexp of `node`'s strings, for proofs (None where it has none)."""
+        try:
+            return self.string_regex(node, ())[0]
+        except SchemaUnsupported:
+            return None
+
+    def negation(self, inner: Any, path: tuple[str, ...]) -> _Negation:
+        """What `not: inner` takes away, in the forms compiled exactly: JSON types, listed values."""
+        if inner is False:
+            return _Negation()
+        if inner is True or isinstance(inner, Mapping) and not _constraining(inner):
+            raise self.no_value(path, "not over every value leaves none")
+        asserted = {k for k in inner if k in _SUPPORTED or k in UNSUPPORTED} if isinstance(inner, Mapping) else {""}
+        if not asserted <= {"type", "enum", "const"}:
+            raise self.unsupported(path, "not is supported over type, enum and const only")
+        names = inner.get("type", list(TYPES))
+        names = {names} if isinstance(names, str) else set(names)
+        if "enum" in inner or "const" in inner:
+            listed = [inner["const"]] if "const" in inner else list(inner["enum"])
+            if "const" in inner and "enum" in inner:
+                listed = [v for v in inner["enum"] if equal(v, inner["const"])]
+            return _Negation(values=tuple(v for v in listed if any(_is_type(v, n) for n in names)))
+        return _Negation(types=frozenset(names | ({"integer"} if "number" in names else set())))
 
     # -- literals ------------------------------------------------------------------------------------
+
+    def listed(self, node: Mapping, path: tuple[str, ...], negation: _Negation) -> str:
+        """enum / const: the values that meet the keywords beside them and no `not`."""
+        values = [node["const"]] if "const" in node else list(node["enum"])
+        kept = [v for v in values if not negation.removes(v) and self.valid_literal(v, node, path)]
+        if not kept:
+            raise self.no_value(path + ("enum" if "enum" in node else "const",))
+        return self.new_rule(" | ".join(self.value_rule(v) for v in kept))
 
     def value_rule(self, value: Any) -> str:
         """Exactly `value`, spelled with the grammar's whitespace (an object's keys in its order)."""
@@ -273,12 +398,23 @@ class _Lowering:
         text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
         return self.terminal(re.escape(text), text if isinstance(value, (bool, type(None))) else f"lit {text}")
 
-    def valid_literal(self, value: Any, node: Mapping) -> bool:
+    def valid_literal(self, value: Any, node: Mapping, path: tuple[str, ...]) -> bool:
+        """Does a listed value meet `type` and the keywords for its type beside it? A string or a
+        number is matched against the terminal those keywords make; an object or an array with such
+        keywords is an error."""
         t = node.get("type")
-        if t is None:
+        names = TYPES if t is None else [t] if isinstance(t, str) else t
+        if not any(_is_type(value, name) for name in names):
+            return False
+        kind = type_of(value)
+        asks = sorted(_BY_TYPE["integer" if kind == "number" else kind] & set(node))
+        if not asks:
             return True
-        names = [t] if isinstance(t, str) else t
-        return any(_is_type(value, name) for name in names)
+        if kind == "string":
+            return re.fullmatch(self.string_regex(node, path)[0], json.dumps(value, ensure_ascii=False)) is not None
+        if kind == "number":
+            return re.fullmatch(self.number_regex(node, path, False)[0], format(_decimal(value), "f")) is not None
+        raise self.unsupported(path + (asks[0],), f"enum or const with {kind} values beside {asks[0]} is not supported")
 
     # -- types ---------------------------------------------------------------------------------------
 
@@ -295,27 +431,64 @@ class _Lowering:
             self.rules["array"] = "LSQB [value (COMMA value)*] RSQB"
         return "value"
 
-    def lower_null(self, node: Mapping, path: tuple[str, ...]) -> str:
+    def lower_null(self, node: Mapping, path: tuple[str, ...], negation: _Negation) -> str:
+        if negation.removes(None):
+            raise self.no_value(path)
         return self.terminal("null", "lit")
 
-    def lower_boolean(self, node: Mapping, path: tuple[str, ...]) -> str:
-        return self.new_rule(f'{self.terminal("true", "lit")} | {self.terminal("false", "lit")}')
+    def lower_boolean(self, node: Mapping, path: tuple[str, ...], negation: _Negation) -> str:
+        kept = [self.terminal(json.dumps(b), "lit") for b in (True, False) if not negation.removes(b)]
+        if not kept:
+            raise self.no_value(path)
+        return self.new_rule(" | ".join(kept))
 
-    def lower_number(self, node: Mapping, path: tuple[str, ...]) -> str:
-        bounds = {key: self.bound(node, key, path) for key in _BOUNDS if key in node}
+    def lower_number(self, node: Mapping, path: tuple[str, ...], negation: _Negation) -> str:
+        self.check_not_listed(negation, "number", path)
+        return self.terminal(*self.number_regex(node, path, False))
+
+    def lower_integer(self, node: Mapping, path: tuple[str, ...], negation: _Negation) -> str:
+        self.check_not_listed(negation, "number", path)
+        return self.terminal(*self.number_regex(node, path, True))
+
+    def check_not_listed(self, negation: _Negation, kind: str, path: tuple[str, ...]) -> None:
+        if any(type_of(v) == kind for v in negation.values):
+            raise self.unsupported(path + ("not",), f"not over listed {kind} values is not supported")
+
+    def number_regex(self, node: Mapping, path: tuple[str, ...], integers: bool) -> tuple[str, str]:
+        """(regexp, name hint) of the numbers (integers: the integers) meeting the bounds and
+        multipleOf; bounded or divided numbers are written in plain decimal (docs)."""
+        kind = "int" if integers else "number"
+        bounds = {key: _decimal(self.bound(node, key, path)) for key in _BOUNDS if key in node}
+        if "multipleOf" in node:
+            return self.multiple_regex(node, path, integers, bool(bounds))
         if not bounds:
-            return self.terminal(_NUMBER, "number")
-        for key, value in bounds.items():
-            if value != int(value):
-                raise self.unsupported(path + (key,), f"{key} on a number is supported at integer values only")
-        low = max(((int(v), k == "exclusiveMinimum") for k, v in bounds.items() if k.endswith("inimum")), default=None)
-        high = min(((int(v), k != "exclusiveMaximum") for k, v in bounds.items() if k.endswith("aximum")),
-                   default=None)
-        pattern = number_range(low[0] if low else None, bool(low and low[1]),
-                               high[0] if high else None, bool(high and not high[1]))
+            return (_INT, kind) if integers else (_NUMBER, kind)
+        low = max(((v, k == "exclusiveMinimum") for k, v in bounds.items() if k.endswith("inimum")), default=None)
+        high = min(((v, k != "exclusiveMaximum") for k, v in bounds.items() if k.endswith("aximum")), default=None)
+        if integers:       # the integers inside
+            first = None if low is None else math.floor(low[0]) + 1 if low[1] else math.ceil(low[0])
+            last = None if high is None else math.ceil(high[0]) - 1 if not high[1] else math.floor(high[0])
+            if first is not None and last is not None and first > last:
+                raise self.no_value(path, "no integer lies within these bounds")
+            return integer_range(first, last), f"int {_span(first, last)}"
+        pattern = number_range(low and low[0], bool(low and low[1]), high and high[0], bool(high and not high[1]))
         if pattern is None:
-            raise self.unsupported(path, "no number lies within these bounds")
-        return self.terminal(pattern, "number " + _span(low and low[0], high and high[0]))
+            raise self.no_value(path, "no number lies within these bounds")
+        return pattern, "number " + _span(low and low[0], high and high[0])
+
+    def multiple_regex(self, node: Mapping, path: tuple[str, ...], integers: bool, bounded: bool) -> tuple[str, str]:
+        value = node["multipleOf"]
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 or not math.isfinite(value):
+            raise self.unsupported(path + ("multipleOf",), "multipleOf must be a number above 0")
+        if bounded:
+            raise self.unsupported(path + ("multipleOf",), "multipleOf together with minimum or maximum is "
+                                   "not supported")
+        pattern = multiples(_decimal(value), integers)
+        if pattern is None:
+            raise self.unsupported(path + ("multipleOf",), f"multipleOf {value} is supported on integers up to "
+                                   "a regexp size (2-6, 8, 10, 15, 20, 25, ...) and on numbers for integers "
+                                   "and 0.1, 0.01, ...")
+        return pattern, f"{'int' if integers else 'number'} multiple of {value}"
 
     def bound(self, node: Mapping, key: str, path: tuple[str, ...]) -> int | float:
         """The value of a minimum/maximum keyword (numbers only: draft 4's boolean form is refused)."""
@@ -325,62 +498,64 @@ class _Lowering:
                                    "is not supported)")
         return value
 
-    def lower_integer(self, node: Mapping, path: tuple[str, ...]) -> str:
-        low, high = -float("inf"), float("inf")
-        edges = {"minimum": math.ceil, "exclusiveMinimum": lambda v: math.floor(v) + 1,
-                 "maximum": math.floor, "exclusiveMaximum": lambda v: math.ceil(v) - 1}   # the integers inside
-        for key, edge_of in edges.items():
-            if key in node:
-                edge = edge_of(self.bound(node, key, path))
-                if key.endswith("inimum"):
-                    low = max(low, edge)
-                else:
-                    high = min(high, edge)
-        if low > high:
-            raise self.unsupported(path, "no integer lies within these bounds")
-        if low == -float("inf") and high == float("inf"):
-            return self.terminal(_INT, "int")
-        lo, hi = None if low == -float("inf") else int(low), None if high == float("inf") else int(high)
-        return self.terminal(integer_range(lo, hi), "int " + _span(lo, hi))
+    def lower_string(self, node: Mapping, path: tuple[str, ...], negation: _Negation) -> str:
+        return self.terminal(*self.string_regex(node, path, tuple(v for v in negation.values if isinstance(v, str))))
 
-    def lower_string(self, node: Mapping, path: tuple[str, ...]) -> str:
+    def string_regex(self, node: Mapping, path: tuple[str, ...], avoid: tuple[str, ...] = ()) -> tuple[str, str]:
+        """(regexp, name hint) of the strings meeting the lengths, format and pattern, none of
+        `avoid` (in any spelling). A format or a pattern is matched against the raw text, so such
+        strings are written without escapes (docs); the others are intersected as lookaheads."""
         low, high = node.get("minLength", 0), node.get("maxLength")
-        fmt = node.get("format")
-        if "pattern" in node:
-            if fmt is not None or low or high is not None:
-                raise self.unsupported(path + ("pattern",), "a pattern together with lengths or a format is "
-                                       "not supported")
-            try:
-                return self.terminal('"' + content_regexp(node["pattern"]) + '"', "pattern")
-            except PatternUnsupported as e:
-                raise self.unsupported(path + ("pattern",), str(e)) from None
-        if fmt is not None:
-            if fmt not in _FORMATS:
-                raise self.unsupported(path + ("format",), f"format {fmt!r} is not supported")
-            if low or high is not None:
-                raise self.unsupported(path + ("minLength",), "lengths together with a format are not supported")
-            return self.terminal('"' + _FORMATS[fmt] + '"', fmt)
-        if (low, high) == (0, None):
-            return self.terminal('"' + _CHAR + '*"', "string")
         count = f"{{{low},{'' if high is None else high}}}"
-        return self.terminal('"' + _CHAR + count + '"', f"string {_span(low or None, high)} chars")
+        not_avoided = "(?!(?:" + "|".join(map(_spellings, avoid)) + ')")' if avoid else ""
+        contents = []
+        if "format" in node:
+            if node["format"] not in _FORMATS:
+                raise self.unsupported(path + ("format",), f"format {node['format']!r} is not supported")
+            contents.append((_FORMATS[node["format"]], node["format"]))
+        if "pattern" in node:
+            contents.append((self.pattern_content(node["pattern"], path + ("pattern",)), "pattern"))
+        if not contents:
+            if (low, high) == (0, None):
+                return '"' + not_avoided + _CHAR + '*"', "string"
+            return '"' + not_avoided + _CHAR + count + '"', f"string {_span(low or None, high)} chars"
+        if low or high is not None:
+            contents.append((PLAIN_ANY + count, "lengths"))
+        looks = "".join(f'(?={content}")' for content, _ in contents[1:])
+        return '"' + not_avoided + looks + contents[0][0] + '"', contents[0][1]
 
-    def lower_array(self, node: Mapping, path: tuple[str, ...]) -> str:
-        items = node.get("items", True)
-        prefix = list(node.get("prefixItems", []))
+    def pattern_content(self, pattern: Any, path: tuple[str, ...]) -> str:
+        if not isinstance(pattern, str):
+            raise self.unsupported(path, "a pattern must be a string")
+        try:
+            return content_regexp(pattern)
+        except PatternUnsupported as e:
+            raise self.unsupported(path, str(e)) from None
+
+    def lower_array(self, node: Mapping, path: tuple[str, ...], negation: _Negation) -> str:
+        self.check_not_listed(negation, "array", path)
+        items, later = node.get("items", True), "items"
+        prefix, prefix_key = list(node.get("prefixItems", [])), "prefixItems"
         if isinstance(items, list):                       # draft 4-7 tuple form
-            prefix, items = items, node.get("additionalItems", True)
-        elif "additionalItems" in node:
-            raise self.unsupported(path + ("additionalItems",), "additionalItems without an items list")
+            prefix, prefix_key, items, later = items, "items", node.get("additionalItems", True), "additionalItems"
+        elif "additionalItems" in node and isinstance(items, bool):
+            raise self.unsupported(path + ("additionalItems",), "additionalItems beside a boolean items")
+        # (additionalItems beside no items, or an items schema, asks nothing: the specification's reading)
         low, high = node.get("minItems", 0), node.get("maxItems")
-        slots = [self.rule(sub, path + ("prefixItems", str(i))) for i, sub in enumerate(prefix)]
-        rest = None if items is False else self.rule(items, path + ("items",))
+        slots: list[str] = []
+        for i, sub in enumerate(prefix):          # a position no value meets ends the array before it
+            slot = self.optional(self.rule, sub, path + (prefix_key, str(i)))
+            if slot is None:
+                break
+            slots.append(slot)
+        closed = items is False or len(slots) < len(prefix)
+        rest = None if closed else self.optional(self.rule, items, path + (later,))
         count = max(low, len(slots)) if high is None else high if rest is not None else min(high, len(slots))
         if count > MAX_REPEAT:
             raise self.unsupported(path + ("minItems" if high is None else "maxItems",),
                                    f"at most {MAX_REPEAT} items are spelled out")
         if rest is None and low > len(slots):
-            raise self.unsupported(path + ("minItems",), "more items are required than the schema allows")
+            raise self.no_value(path + ("minItems",), "more items are required than the schema allows")
         elements = [slots[k] if k < len(slots) else rest for k in range(count)]
         # following[k]: the elements from k on, after element k - 1 (each starts with a comma)
         following = self.new_rule(f"(COMMA {rest})*", "a") if high is None and rest is not None else None
@@ -392,27 +567,23 @@ class _Lowering:
         inside = f"{elements[0]} {following or ''}".strip()
         return self.new_rule(f"LSQB {inside} RSQB" if low > 0 else f"LSQB [{inside}] RSQB", "a")
 
-    def lower_object(self, node: Mapping, path: tuple[str, ...]) -> str:
+    def lower_object(self, node: Mapping, path: tuple[str, ...], negation: _Negation) -> str:
+        self.check_not_listed(negation, "object", path)
         props = node.get("properties", {})
         required = set(node.get("required", []))
-        extra = node.get("additionalProperties", True)
         missing = sorted(required - set(props))
         if missing:
             raise self.unsupported(path + ("required",), f"required property {missing[0]!r} has no entry in "
                                    "properties (not supported)")
         members = []
         for name, sub in props.items():
-            if sub is False:
+            value = self.optional(self.member_value, name, sub, node, path)
+            if value is None:
                 if name in required:
-                    raise self.unsupported(path + ("properties", name), "a required property with schema false")
+                    raise self.no_value(path + ("properties", name), "a required property admits no value")
                 continue
-            value = self.rule(sub, path + ("properties", name))
             members.append((name in required, self.new_rule(f"{self.literal(name)} COLON {value}", "p")))
-        other = None
-        if extra is not False:       # any other key (not one of the properties) with a value of `extra`
-            names = "|".join(re.escape(json.dumps(n, ensure_ascii=False)[1:-1]) for n in props)
-            key = self.terminal('"' + (f'(?!(?:{names})")' if names else "") + _CHAR + '*"', "key")
-            other = self.new_rule(f"{key} COLON {self.rule(extra, path + ('additionalProperties',))}", "x")
+        other = self.other_members(node, path)
         # after: the members from i on, one already written; first: from i on, none written yet
         after = self.new_rule(f"(COMMA {other})*", "o") if other else None
         first = self.new_rule(f"[{other} (COMMA {other})*]", "o") if other else None
@@ -425,8 +596,77 @@ class _Lowering:
                 after = self.new_rule(later if is_required else f"{later} | {after}" if after else f"[{later}]", "o")
         return self.new_rule(f"LBRACE {first or ''} RBRACE".replace("  ", " "), "obj")
 
+    def member_value(self, name: str, sub: Any, node: Mapping, path: tuple[str, ...]) -> str:
+        """The rule for a declared property's value: its schema, and those of the patterns its name
+        matches (as `jsonschema` matches them: re.search)."""
+        where = path + ("properties", name)
+        parts: list[Part] = [(sub, where)]
+        for pattern, schema in node.get("patternProperties", {}).items():
+            self.pattern_content(pattern, path + ("patternProperties", pattern))      # refused here too
+            if re.search(pattern, name):
+                parts.append((schema, path + ("patternProperties", pattern)))
+        return self.rule(sub if len(parts) == 1 else self.merge(parts), where)
 
-def _span(low: int | None, high: int | None) -> str:
+    def other_members(self, node: Mapping, path: tuple[str, ...]) -> str | None:
+        """The rule for one member whose key is not a declared property: with patternProperties, the
+        keys are split into regions by the patterns they match (a region's value meets every schema
+        of its patterns; no pattern: additionalProperties), written without escapes (docs)."""
+        names = "|".join(re.escape(json.dumps(n, ensure_ascii=False)[1:-1]) for n in node.get("properties", {}))
+        undeclared = f'(?!(?:{names})")' if names else ""
+        extra: Part = (node.get("additionalProperties", True), path + ("additionalProperties",))
+        patterns = node.get("patternProperties", {})
+        if not patterns:
+            value = self.optional(self.rule, *extra)
+            key = '"' + undeclared + _CHAR + '*"'
+            return None if value is None else self.new_rule(f"{self.terminal(key, 'key')} COLON {value}", "x")
+        if len(patterns) > MAX_PATTERN_PROPERTIES:
+            raise self.unsupported(path + ("patternProperties",), f"at most {MAX_PATTERN_PROPERTIES} patterns "
+                                   "are supported")
+        contents = [self.pattern_content(p, path + ("patternProperties", p)) for p in patterns]
+        entries = [(schema, path + ("patternProperties", p)) for p, schema in patterns.items()]
+        alternatives = []
+        for chosen in itertools.product((True, False), repeat=len(patterns)):
+            looks = "".join(("(?=" if c else "(?!") + content + '")' for content, c in zip(contents, chosen))
+            key = '"' + undeclared + looks + PLAIN_ANY + '*"'
+            parts = [entry for entry, c in zip(entries, chosen) if c] or [extra]
+            if any(schema is False for schema, _ in parts) or not meets(key):
+                continue
+            value = self.optional(self.rule, *parts[0]) if len(parts) == 1 or all(
+                schema == parts[0][0] for schema, _ in parts) else self.optional(self.merged_rule, parts)
+            if value is not None:
+                alternatives.append(f"{self.terminal(key, 'key')} COLON {value}")
+        return self.new_rule(" | ".join(alternatives), "x") if alternatives else None
+
+    def merged_rule(self, parts: list[Part]) -> str:
+        return self.rule(self.merge(parts), parts[0][1])
+
+
+def _pointer_parts(ref: str) -> list[str]:
+    return [p.replace("~1", "/").replace("~0", "~") for p in ref[2:].split("/")] if ref != "#" else []
+
+
+def _spellings(text: str) -> str:
+    """A regexp for every JSON spelling of the string `text` between its quotes: each character raw
+    (where JSON allows it), as its short escape, or as \\u escapes (hex digits in either case)."""
+    parts = []
+    for char in text:
+        forms = [re.escape(char)] if char not in '"\\' and ord(char) >= 0x20 else []
+        if char in _SHORT_ESCAPES:
+            forms.append(re.escape(_SHORT_ESCAPES[char]))
+        code = ord(char)
+        units = [code] if code < 0x10000 else [0xD800 + ((code - 0x10000) >> 10), 0xDC00 + ((code - 0x10000) & 0x3FF)]
+        forms.append("".join(r"\\u" + "".join(f"[{d}{d.upper()}]" if d.isalpha() else d for d in f"{unit:04x}")
+                             for unit in units))
+        parts.append("(?:" + "|".join(forms) + ")")
+    return "".join(parts)
+
+
+def _decimal(value: int | float) -> Decimal:
+    """A JSON number as a decimal: an integer exactly, a float as its shortest spelling."""
+    return Decimal(value) if isinstance(value, int) else Decimal(repr(value))
+
+
+def _span(low: Any, high: Any) -> str:
     """Bounds as a terminal name says them: "0 to 150", "from 3", "to 40" (None: open)."""
     if low is not None and high is not None:
         return f"{low} to {high}"
@@ -438,6 +678,22 @@ def _constraining(node: Mapping) -> bool:
     return any((k in _SUPPORTED or k in UNSUPPORTED) and k not in _DEFS for k in node)
 
 
+def _asks_nothing(schema: Any) -> bool:
+    return schema is True or isinstance(schema, Mapping) and not _constraining(schema)
+
+
+def _vacuous(key: str, value: Any, node: Mapping) -> bool:
+    """An unsupported keyword that asks nothing here: empty dependencies, uniqueItems false,
+    minProperties 0, `if` without then/else, then/else without `if` (the specification's reading)."""
+    if key in ("dependencies", "dependentRequired", "dependentSchemas"):
+        return value == {}
+    if key == "if":
+        return "then" not in node and "else" not in node
+    if key in ("then", "else"):
+        return "if" not in node
+    return (key, value) in (("uniqueItems", False), ("minProperties", 0))
+
+
 def _is_type(value: Any, name: str) -> bool:
     return {"null": value is None, "boolean": isinstance(value, bool),
             "integer": isinstance(value, int) and not isinstance(value, bool) or
@@ -445,105 +701,3 @@ def _is_type(value: Any, name: str) -> bool:
             "number": isinstance(value, (int, float)) and not isinstance(value, bool),
             "string": isinstance(value, str), "array": isinstance(value, list),
             "object": isinstance(value, dict)}.get(name, False)
-
-
-def integer_range(low: int | None, high: int | None) -> str:
-    """A regexp for the JSON integers in [low, high] (either side may be open), no leading zeros."""
-    parts = []
-    if low is None or low < 0:                               # negatives: -n for n in [max(1,-high), -low]
-        neg_low = 1 if high is None or high >= 0 else -high
-        neg_high = None if low is None else -low
-        if neg_high is None or neg_low <= neg_high:
-            parts.append("-(?:" + _naturals(neg_low, neg_high) + ")")
-    if high is None or high >= 0:
-        lo = 0 if low is None or low < 0 else low
-        parts.append(_naturals(lo, high))
-    return "(?:" + "|".join(parts) + ")"
-
-
-def number_range(low: int | None, low_exclusive: bool, high: int | None, high_exclusive: bool) -> str | None:
-    """A regexp for the JSON numbers in plain decimal (no exponent) between integer bounds (None: open),
-    each inclusive or exclusive; None if there are none. "-0" and "-0.0" are 0, as for jsonschema."""
-    sides = []
-    # magnitudes u = I + f of the numbers written without a minus: u >= 0 and low <= u <= high
-    if high is None or high > 0 or (high == 0 and not high_exclusive):
-        if low is None or low < 0:
-            low_u, low_u_exclusive = 0, False
-        else:
-            low_u, low_u_exclusive = low, low_exclusive
-        sides.append(_magnitudes(low_u, low_u_exclusive, high, high_exclusive))
-    # with a minus, -u: low <= -u <= high, i.e. -high <= u <= -low
-    if low is None or low < 0 or (low == 0 and not low_exclusive):
-        if high is None or high > 0 or (high == 0 and not high_exclusive):
-            low_u, low_u_exclusive = 0, False
-        else:
-            low_u, low_u_exclusive = -high, high_exclusive
-        negative = _magnitudes(low_u, low_u_exclusive, None if low is None else -low, low_exclusive)
-        sides.append([(width, "-" + regexp) for width, regexp in negative])
-    alternatives = [regexp for _, regexp in sorted((a for side in sides for a in side), key=lambda a: -a[0])]
-    return "(?:" + "|".join(alternatives) + ")" if alternatives else None
-
-
-_ANY_FRACTION = r"(?:\.[0-9]+)?"
-
-
-def _magnitudes(low: int, low_exclusive: bool, high: int | None, high_exclusive: bool) -> list[tuple[float, str]]:
-    """(integer part's width, regexp) per alternative for the unsigned plain decimals u = I.F with
-    low <= u <= high (0 <= low; high None: open), each bound inclusive or exclusive. Sorted widest
-    first by the caller: leftmost-first matching must not end the number early."""
-    # I.F >= low iff I >= low; > low iff I > low, or I == low with a fraction not all zeros;
-    # I.F <= high iff I < high, or I == high with no fraction or zeros; < high iff I < high
-    out: list[tuple[float, str]] = []
-    first, last = (low + 1 if low_exclusive else low), (None if high is None else high - 1)
-    if last is None or first <= last:
-        out += [(width, f"(?:{regexp}){_ANY_FRACTION}") for width, regexp in _naturals_by_width(first, last)]
-    if high is not None and not high_exclusive and (high > low or (high == low and not low_exclusive)):
-        out.append((len(str(high)), f"{high}(?:\\.0+)?"))
-    if low_exclusive and (high is None or low < high):
-        out.append((len(str(low)), f"{low}\\.[0-9]*[1-9][0-9]*"))
-    return out
-
-
-def _naturals(low: int, high: int | None) -> str:
-    """Regexp for the decimal naturals in [low, high] (high None: unbounded)."""
-    return "|".join(regexp for _, regexp in _naturals_by_width(low, high))
-
-
-def _naturals_by_width(low: int, high: int | None) -> list[tuple[float, str]]:
-    """(width, regexp) alternatives for the decimal naturals in [low, high] (high None: unbounded),
-    widest first: a terminal's regexp matches leftmost-first (as lark's re.match), so a shorter
-    alternative listed first would end the number early."""
-    if high is None:
-        width = len(str(low))
-        return [(math.inf, f"[1-9][0-9]{{{width},}}")] + _naturals_by_width(low, 10 ** width - 1)
-    alternatives: list[tuple[float, str]] = []
-    for width in range(len(str(high)), len(str(low)) - 1, -1):
-        lo = max(low, 10 ** (width - 1) if width > 1 else 0)
-        hi = min(high, 10 ** width - 1)
-        if lo <= hi:
-            alternatives += [(width, regexp) for regexp in _same_width(str(lo), str(hi))]
-    return alternatives
-
-
-def _same_width(lo: str, hi: str) -> list[str]:
-    """Regexps (no anchors) for the digit strings of lo's width between lo and hi."""
-    if len(lo) == 1:
-        return [f"[{lo}-{hi}]" if lo != hi else lo]
-    if lo[0] == hi[0]:
-        return [lo[0] + "(?:" + "|".join(_same_width(lo[1:], hi[1:])) + ")"]
-    out = []
-    rest = len(lo) - 1
-    if lo[1:] == "0" * rest:
-        start = lo[0]
-    else:
-        out.append(lo[0] + "(?:" + "|".join(_same_width(lo[1:], "9" * rest)) + ")")
-        start = str(int(lo[0]) + 1)
-    if hi[1:] == "9" * rest:
-        end = hi[0]
-    else:
-        end = str(int(hi[0]) - 1)
-    if int(start) <= int(end):
-        out.append(f"[{start}-{end}][0-9]{{{rest}}}")
-    if hi[1:] != "9" * rest:
-        out.append(hi[0] + "(?:" + "|".join(_same_width("0" * rest, hi[1:])) + ")")
-    return out

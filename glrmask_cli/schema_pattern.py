@@ -5,9 +5,9 @@ that a pattern constrains are written here without escape sequences, so their ra
 decoded string, and the content is the pattern's language intersected with the characters that
 need no escaping (not `"`, `\\` or U+0000-U+001F): `content_regexp` rewrites the pattern's syntax
 tree so that every character set excludes those (classes as Python's `re` reads them, below), and
-an unanchored side becomes "any such characters". What cannot be
-rewritten exactly (backreferences, lookarounds, anchors inside the pattern, flags) raises
-`PatternUnsupported` with the reason.
+an unanchored side becomes "any such characters" (anchors may stand at the ends of the pattern or of
+its alternatives, `^a$|^b$`: those are spread out into a union). What cannot be rewritten exactly
+(backreferences, lookarounds, other anchors, flags) raises `PatternUnsupported` with the reason.
 """
 
 from __future__ import annotations
@@ -39,11 +39,51 @@ def content_regexp(pattern: str) -> str:
         tree = sre_parse.parse(pattern)
     except re.error as e:
         raise PatternUnsupported(f"not a regular expression Python can read: {e}") from e
-    items = list(tree)
-    start = bool(items) and items[0] == (C.AT, C.AT_BEGINNING)
-    end = bool(items) and items[-1][0] is C.AT and items[-1][1] in (C.AT_END, C.AT_END_STRING)
-    body = _sequence(items[int(start):len(items) - int(end) if end else None])
-    return ("" if start else PLAIN_ANY + "*") + f"(?:{body})" + ("" if end else PLAIN_ANY + "*")
+    return "(?:" + "|".join(_search(items) for items in _spread(list(tree))) + ")"
+
+
+_STARTS = (C.AT_BEGINNING, C.AT_BEGINNING_STRING)
+_ENDS = (C.AT_END, C.AT_END_STRING)      # "$" before a final newline too: content has none
+
+
+def _search(items) -> str:
+    """The contents in which the sequence `items` matches: anchors only at its two ends."""
+    start = 0
+    while start < len(items) and items[start][0] is C.AT and items[start][1] in _STARTS:
+        start += 1
+    end = len(items)
+    while end > start and items[end - 1][0] is C.AT and items[end - 1][1] in _ENDS:
+        end -= 1
+    body = _sequence(items[start:end])
+    return ("" if start else PLAIN_ANY + "*") + f"(?:{body})" + ("" if end < len(items) else PLAIN_ANY + "*")
+
+
+MAX_ANCHORED_ALTERNATIVES = 64
+
+
+def _spread(items) -> list[list]:
+    """`items` as a union of sequences in which no group or alternation holds an anchor: those are
+    spread out (`^a$|^b$` is `^a$` or `^b$`), so anchors can only stand at a sequence's ends."""
+    out: list[list] = [[]]
+    for op, av in items:
+        if op is C.SUBPATTERN and not av[1] and not av[2] and _anchored(av[3]):
+            options = _spread(list(av[3]))
+        elif op is C.BRANCH and any(_anchored(alt) for alt in av[1]):
+            options = [seq for alt in av[1] for seq in _spread(list(alt))]
+        else:
+            options = [[(op, av)]]
+        out = [seq + option for seq in out for option in options]
+        if len(out) > MAX_ANCHORED_ALTERNATIVES:
+            raise PatternUnsupported("too many alternatives hold anchors")
+    return out
+
+
+def _anchored(items) -> bool:
+    """Does `items` hold an anchor outside repetitions (in a group or alternation, at any depth)?"""
+    for op, av in items:
+        if op is C.AT or op is C.SUBPATTERN and _anchored(av[3]) or op is C.BRANCH and any(map(_anchored, av[1])):
+            return True
+    return False
 
 
 def _sequence(items) -> str:
