@@ -15,11 +15,12 @@ from __future__ import annotations
 from typing import Any
 
 from glrmask_runtime.artifact import Artifact
+from glrmask_runtime.contextual import ContextualRecognizer, ContextualState
 from glrmask_runtime.errors import InputRejected
 from glrmask_runtime.glr import GSSNode
 from glrmask_runtime.matcher import Matcher
 from glrmask_runtime.recognizer import Recognizer
-from glrmask_runtime.tables import START
+from glrmask_runtime.tables import DEAD, START
 
 NO_STATE = -1
 MAX_PATHS = 16          # stack paths shown per mask (a graph-structured stack can have many)
@@ -64,8 +65,8 @@ def why(art: Artifact, matcher: Matcher, token_id: int) -> dict[str, Any]:
         return result
     walked = trace(art, matcher)
     state = matcher.parse_state
-    if not art.contextual:     # with the contextual lexer the split depends on each stack's context
-        result["lexing"] = _lexing(art, walked["lexer_state"], data)
+    result["lexing"] = (_contextual_lexing(art, state, data) if isinstance(state, ContextualState)
+                        else _lexing(art, walked["lexer_state"], data))
     result["tops"] = walked["tops"]
     through = [dict(w, via="walk") for w in walked["walks"] if _has_any(art, w["rows"], token_id)]
     for close in walked["closes"]:
@@ -158,6 +159,30 @@ def _lexing(art: Artifact, q: int, data: bytes) -> dict[str, Any]:
             "open": _terms(art, int(art.lexer.viable_sets[open_state])) if open_state != START else []}
 
 
+def _contextual_lexing(art: Artifact, state: ContextualState, data: bytes) -> dict[str, Any]:
+    """`_lexing` with lark's contextual lexer: the bytes fed one at a time from every thread (each
+    context of the stack tops lexes apart, and after a close the context is the new top's), listing
+    at each close the terminals its threads close as, and what the open lexemes left can become, or
+    where and why no thread is left (the closes up to there included)."""
+    recognizer = art.recognizer
+    assert isinstance(recognizer, ContextualRecognizer), "a contextual state comes from a contextual artifact"
+    transitions, close_sets, viable = art.lexer.transitions, art.lexer.close_sets, art.lexer.viable_sets
+    begin = [int(thread.lexer_state) for thread in state.threads]
+    closes: list[list[str]] = []
+    for at, byte in enumerate(data):
+        closing = sorted({int(close_sets[q, byte]) for q, _ in state.threads
+                          if transitions[q, byte] == DEAD and close_sets[q, byte]})
+        if closing:
+            closes.append(list(dict.fromkeys(name for set_id in closing for name in _terms(art, set_id))))
+        try:
+            state = recognizer.feed(state, data[at:at + 1])
+        except InputRejected as err:
+            return {"from_lexer_state": begin, "closed_before": closes, "rejected_at_byte": at, "reason": err.reason}
+    open_sets = {int(viable[q]) for q, _ in state.threads if not recognizer.is_start[q]}
+    return {"from_lexer_state": begin, "closes": closes,
+            "open": list(dict.fromkeys(name for set_id in sorted(open_sets) for name in _terms(art, set_id)))}
+
+
 def _allowed_reason(path: dict[str, Any]) -> str:
     read = " ".join(f"{s['dwa']}-[{s['read']}]->" for s in path["steps"] if s["next"] != NO_STATE)
     where = f"after closing the open lexeme as {' | '.join(path['closes_as'])}, " if path["via"] == "close" else ""
@@ -180,17 +205,24 @@ def format_why(report: dict[str, Any]) -> str:
     if lexing:
         if "closes" in lexing:
             closes = ", then ".join(" | ".join(c) or "(ignored)" for c in lexing["closes"])
-            lines.append(f"  its bytes from lexer state {lexing['from_lexer_state']}: "
+            lines.append(f"  its bytes from lexer state {_states(lexing['from_lexer_state'])}: "
                          f"{'close ' + closes if closes else 'close nothing'}; "
                          f"open lexeme can become {' | '.join(lexing['open']) or '(none: ends at a boundary)'}")
         else:
-            lines.append(f"  its bytes from lexer state {lexing['from_lexer_state']}: {lexing['reason']}")
+            closed = ", then ".join(" | ".join(c) or "(ignored)" for c in lexing.get("closed_before", []))
+            lines.append(f"  its bytes from lexer state {_states(lexing['from_lexer_state'])}: "
+                         f"{'close ' + closed + ', then ' if closed else ''}{lexing['reason']}")
     for top in report.get("tops", []):
         lines.append(f"  stack top LR state {top['lr_state']} (below the open lexeme){_core(top)} expects "
                      f"{', '.join(top['expects']) or 'nothing'}")
     if "expected" in report:
         lines.append(f"  expected there: {', '.join(report['expected'])}")
     return "\n".join(lines)
+
+
+def _states(lexer_state: int | list[int]) -> str:
+    """One lexer state, or a contextual state's threads' ("2, 7")."""
+    return ", ".join(map(str, lexer_state)) if isinstance(lexer_state, list) else str(lexer_state)
 
 
 def format_trace(report: dict[str, Any], worst: dict[str, Any] | None = None) -> str:

@@ -3,7 +3,8 @@
 Consistency with the runtime: the trace's walks and closes, combined as the matcher combines them,
 give exactly `mask()` at every sampled state (json, and lark.lark in the grouped layout with runtime
 closes and several groups, with either lexer); `--why` says allowed exactly when the mask does, names a walk or close
-whose row has the token, and for a masked token a place where the recognizer also rejects it."""
+whose row has the token, lexes an allowed token's bytes without rejection, and for a masked token
+names a place where the recognizer also rejects it."""
 
 from __future__ import annotations
 
@@ -70,10 +71,15 @@ def test_trace_and_why_agree_with_the_mask(case):
             if token in art.eos_token_ids or not art.token_bytes(token):
                 continue
             assert bool(answer["decided_by"]) == answer["allowed"], answer
+            lexing = answer["lexing"]       # how the token's bytes lex from here
+            if answer["allowed"]:
+                assert "closes" in lexing and "rejected_at_byte" not in lexing, lexing
             if not answer["allowed"]:
                 with pytest.raises(InputRejected) as info:
                     art.recognizer.feed(matcher.parse_state, art.token_bytes(token))
                 assert answer["rejected_at_byte"] == info.value.position
+                if lexer == "contextual" and "rejected_at_byte" in lexing:   # byte by byte: as soon as
+                    assert lexing["rejected_at_byte"] <= info.value.position  # no thread is viable
             checked += 1
     assert checked > 20
     if layout != "one" and "json" not in case:
@@ -92,6 +98,7 @@ def test_why_on_the_command_line(json_artifact):
     runner = CliRunner()
     out = runner.invoke(cli, ["inspect", str(json_artifact), "--prefix", '{"a"', "--why", ":"])
     assert out.exit_code == 0 and out.output.startswith("token #25 ':': allowed"), out.output
+    assert "its bytes from lexer state" in out.output and "close STRING" in out.output, out.output  # contextual
     out = runner.invoke(cli, ["inspect", str(json_artifact), "--prefix", '{"a"', "--why", "}"])
     assert out.exit_code == 0 and "masked" in out.output and 'expected there: ":"' in out.output, out.output
     data = json.loads(runner.invoke(cli, ["inspect", str(json_artifact), "--prefix", "[1", "--why", "#87",
