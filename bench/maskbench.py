@@ -74,7 +74,7 @@ def engine_entry(raw: dict) -> dict:
     schemas = raw["schemas"]
     status = Counter(s["status"] for s in schemas)
     compiled = [s for s in schemas if s["status"] == "compiled"]
-    docs = [d for s in compiled for d in s["documents"]]
+    docs = [d for s in compiled for d in s["documents"] if d["status"] != "skipped"]    # replayed
     ok = [d for d in docs if d["status"] == "ok"]
     first = next((s for s in compiled if s.get("first_in_process")), None)
     warm = [s for s in compiled if not s.get("first_in_process")]

@@ -100,8 +100,9 @@ class SchemaUnsupported(GrammarError):
     """A schema keyword (or value) the lowering cannot compile exactly; `where` is its JSON pointer."""
 
 
-class _NoValue(SchemaUnsupported):
-    """No value is valid here: a property or an option with it can be left out, exactly."""
+class SchemaUnsatisfiable(SchemaUnsupported):
+    """No value is valid here: a property or an option with it is left out, exactly; the whole
+    schema so is refused (no output could ever be complete)."""
 
 
 class _Negation(NamedTuple):
@@ -177,8 +178,8 @@ class _Lowering:
     def unsupported(self, path: tuple[str, ...], what: str) -> SchemaUnsupported:
         return SchemaUnsupported(_pointer(path), what, hint="docs/json-schema.md lists what is supported")
 
-    def no_value(self, path: tuple[str, ...], what: str = "no value is valid here") -> _NoValue:
-        return _NoValue(_pointer(path), what, hint="docs/json-schema.md lists what is supported")
+    def no_value(self, path: tuple[str, ...], what: str = "no value is valid here") -> SchemaUnsatisfiable:
+        return SchemaUnsatisfiable(_pointer(path), what, hint="docs/json-schema.md lists what is supported")
 
     def optional(self, lower: Callable[..., str], *args: Any) -> str | None:
         """lower(*args), or None where no value is valid there (the rules and terminals it added
@@ -186,7 +187,7 @@ class _Lowering:
         sizes = [len(table) for table in (self.rules, self.terminals, self.by_pointer)]
         try:
             return lower(*args)
-        except _NoValue:
+        except SchemaUnsatisfiable:
             for table, size in zip((self.rules, self.terminals, self.by_pointer), sizes):
                 for key in list(table)[size:]:
                     del table[key]
@@ -295,7 +296,7 @@ class _Lowering:
         """Schemas that must all hold, merged into one: keys that only one part has, properties,
         patternProperties and required united; the same key with different values in two parts,
         or additionalProperties / items that would then reach members another part declares, is an
-        error (a part that is false is `_NoValue`)."""
+        error (a part that is false is `SchemaUnsatisfiable`)."""
         merged: dict[str, Any] = {}
         flat: list[Part] = []
         for part, path in parts:

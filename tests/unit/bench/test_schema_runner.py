@@ -80,7 +80,7 @@ def test_glrmask_worker_compiles_refuses_and_rejects(tmp_path) -> None:
     entry = maskbench.engine_entry(run_schema_worker("glrmask", job, timeout_s=120, build_budget_s=60))
     by_name = {s["name"]: s for s in entry["schemas"]}
     assert [by_name[n]["status"] for n in ("number", "record", "not")] == ["compiled", "compiled", "refused"]
-    assert by_name["not"]["error"].startswith("SchemaUnsupported: ")
+    assert by_name["not"]["error"].startswith("SchemaUnsatisfiable: ")     # `not: {}` admits no value
     assert by_name["number"]["cached_s"] is not None and by_name["record"]["artifact_bytes"] > 0
     assert [d["id"] for d in entry["rejected"]] == ["number/1"]          # 142 is over the maximum
     assert entry["instances_ok"] == 2 and entry["mask_min"]["count"] > 0 and entry["mask_bool"]["count"] > 0
