@@ -49,11 +49,19 @@ STAGE_ENTRY_POINTS = {"load_grammar", "build_lexer", "build_contextual_lexer", "
 
 
 def calls_of(path: Path) -> set[str]:
+    """The functions a module calls: by name, or as an attribute of a name it imports (`lr.build_lr`;
+    a method of a value, such as `Decimal.normalize`, is not a stage)."""
+    tree = ast.parse(path.read_text())
+    imported = {(alias.asname or alias.name).split(".")[0] for node in ast.walk(tree)
+                if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}
     names = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(tree):
         if isinstance(node, ast.Call):
             func = node.func
-            names.add(func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else "")
+            if isinstance(func, ast.Name):
+                names.add(func.id)
+            elif isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in imported:
+                names.add(func.attr)
     return names
 
 
