@@ -204,12 +204,12 @@ def format_why(report: dict[str, Any]) -> str:
     lexing = report.get("lexing")
     if lexing:
         if "closes" in lexing:
-            closes = ", then ".join(" | ".join(c) or "(ignored)" for c in lexing["closes"])
+            closes = _closes_text(lexing["closes"])
             lines.append(f"  its bytes from lexer state {_states(lexing['from_lexer_state'])}: "
                          f"{'close ' + closes if closes else 'close nothing'}; "
                          f"open lexeme can become {' | '.join(lexing['open']) or '(none: ends at a boundary)'}")
         else:
-            closed = ", then ".join(" | ".join(c) or "(ignored)" for c in lexing.get("closed_before", []))
+            closed = _closes_text(lexing.get("closed_before", []))
             lines.append(f"  its bytes from lexer state {_states(lexing['from_lexer_state'])}: "
                          f"{'close ' + closed + ', then ' if closed else ''}{lexing['reason']}")
     for top in report.get("tops", []):
@@ -218,6 +218,11 @@ def format_why(report: dict[str, Any]) -> str:
     if "expected" in report:
         lines.append(f"  expected there: {', '.join(report['expected'])}")
     return "\n".join(lines)
+
+
+def _closes_text(closes: list[list[str]]) -> str:
+    """The lexemes a token's bytes close, in order ("STRING, then WS")."""
+    return ", then ".join(" | ".join(names) or "(ignored)" for names in closes)
 
 
 def _states(lexer_state: int | list[int]) -> str:
