@@ -101,6 +101,7 @@ class _Explorer:
         for state, target in zip(states.tolist(), tables.goto[states, columns].tolist()):
             self.pred[target].add(state)
         self._below_cache: dict[tuple[int, int], frozenset[int]] = {}
+        self._exposed_cache: dict[tuple[int, int, int], list[tuple[int, int]]] = {}
 
     def cell(self, state: int, t: int) -> tuple[tuple[int, int, int], ...]:
         """The actions of LR state `state` on terminal t (empty: none)."""
@@ -135,8 +136,19 @@ class _Explorer:
         # the exposed old position is read now: branch over the states with a goto on nt that can lie
         # that deep below the nearest concretely read state (LR stacks are paths of the automaton)
         anchor = max(k for k, r in enumerate(reads) if r != ANY)
-        allowed = self._below(reads[anchor], popped - anchor)
-        return [(reads + (p,), popped, (self.goto[p][nt],)) for p in self.states_with_goto[nt] if p in allowed]
+        return [(reads + (p,), popped, (target,)) for p, target in self._exposed(reads[anchor], popped - anchor, nt)]
+
+    def _exposed(self, state: int, distance: int, nt: int) -> list[tuple[int, int]]:
+        """(p, its goto on nt) for the states p with a goto on nt that can lie `distance` positions
+        below `state` (filtered once per key: sympy's latex.lark reads an exposed position 137k
+        times, scanning a few hundred states each)."""
+        key = (state, distance, nt)
+        found = self._exposed_cache.get(key)
+        if found is None:
+            allowed = self._below(state, distance)
+            found = self._exposed_cache[key] = [(p, self.goto[p][nt]) for p in self.states_with_goto[nt]
+                                                if p in allowed]
+        return found
 
     def _below(self, state: int, distance: int) -> frozenset[int]:
         """States that can lie `distance` positions below `state` on a stack of the LR automaton."""

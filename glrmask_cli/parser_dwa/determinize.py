@@ -11,6 +11,7 @@ into a `StatePool` that every group of a layout shares.
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass
 from typing import Callable, Hashable, Iterable, Mapping, Sequence
 
@@ -78,23 +79,28 @@ def determinize(nfas: Iterable[ReadNFA]) -> ParserDWA:
 @dataclass
 class _Subsets:
     """A subset construction: per state, its subset's moves (shared by every state of that subset),
-    the state each of the moves' targets leads to, its default edge and cumulative outcomes. Edges stay
-    implicit (latex.lark x o200k: 15M labelled edges in 100k states, 0.9M distinct targets)."""
+    the states its moves' targets lead to (flat, from `starts[state]`), its default edge and
+    cumulative outcomes. Edges stay implicit (latex.lark x o200k: 15M labelled edges in 100k states,
+    0.9M distinct targets)."""
 
     moves: list[_Moves]
-    targets: list[list[int]]
+    targets: array
+    starts: array
     default: list[int]
     outcomes: list[int]
     emits: list[bool]
 
+    def _targets(self, state: int) -> np.ndarray:
+        return np.frombuffer(self.targets, dtype=np.int64)[self.starts[state]:self.starts[state + 1]]
+
     def edges(self, state: int) -> tuple[np.ndarray, np.ndarray]:
         """(labels, their targets) of `state`, sorted by label."""
         moves = self.moves[state]
-        return moves.labels, np.asarray(self.targets[state], dtype=np.int64)[moves.target_of]
+        return moves.labels.astype(np.int64), self._targets(state)[moves.target_of]
 
     def successors(self, state: int) -> list[int]:
         default = [self.default[state]] if self.default[state] != NO_STATE else []
-        return list(dict.fromkeys(self.targets[state] + default))
+        return list(dict.fromkeys(self._targets(state).tolist() + default))
 
 
 @dataclass
@@ -118,13 +124,14 @@ class _Explicit:
 
 @dataclass(frozen=True)
 class _Moves:
-    """A subset's moves: the distinct (target subset, its accepted outcomes), every explicit label
-    sorted with the index of its target, and where any other label leads (None: the walk stops)."""
+    """A subset's moves: the distinct targets (closure ids of `_Closures`), every explicit label
+    sorted with the index of its target, and where any other label leads (NO_STATE: the walk
+    stops), all int32."""
 
-    targets: list[tuple[frozenset[int], int]]
+    targets: np.ndarray
     labels: np.ndarray
     target_of: np.ndarray
-    otherwise: tuple[frozenset[int], int] | None
+    otherwise: int
 
 
 def _subsets(nfa: ReadNFA, max_states: int = MAX_DWA_STATES,
@@ -136,31 +143,36 @@ def _subsets(nfa: ReadNFA, max_states: int = MAX_DWA_STATES,
     is what makes deep grammars explode (sql.lark x cl100k: 10k subsets in 440k states), so once
     there are `cumulative_states` states, a state whose subset recurs *emits* its set (a walk that
     passes it collects it) and its successors start afresh from what they accept themselves: the
-    states then follow the subsets. A subset's moves are taken once."""
+    states then follow the subsets. A subset's moves are taken once.
+
+    Memory: subsets and move targets are kept as sorted node ids (bytes); only the subset whose moves
+    are being taken is a set (latex.lark x cl100k, its largest group: 480k states over 217k subsets
+    of 154 nodes and 570k distinct targets of 178 nodes; 7.3 GB as frozensets, 2.2 GB so)."""
     closure = _Closures(nfa)
     future = _future(nfa)
-    pruned: dict[tuple[frozenset[int], int], frozenset[int]] = {}
+    pruned: dict[tuple[int, int], bytes] = {}       # (target id, accepted) -> the state's subset
+    interned: dict[bytes, bytes] = {}
 
-    def live(subset: frozenset[int], accepted: int) -> frozenset[int]:
-        key = (subset, accepted)
+    def live(target_id: int, accepted: int) -> bytes:
+        key = (target_id, accepted)
         found = pruned.get(key)
         if found is None:
-            kept = frozenset(n for n in subset if future[n] & ~accepted)
-            found = pruned[key] = closure._interned.setdefault(kept, kept)
+            kept = np.asarray([n for n in closure.nodes(target_id) if future[n] & ~accepted], dtype=np.int32).tobytes()
+            found = pruned[key] = interned.setdefault(kept, kept)
         return found
 
-    root = closure.of([nfa.start])
-    root_accepted = closure.accepted(root)
+    root = closure.target(closure.of([nfa.start]))
+    root_accepted = closure.accepted[root]
     states = _Numbering((live(root, root_accepted), root_accepted), max_states, "parser DWA determinization",
                         "the exact Parser DWA of this grammar is too large (known for deep "
                         "operator-precedence grammars, see docs/ARCHITECTURE.md 'Known limits')")
     keys = states.keys
-    result = _Subsets([], [], [], [], [])
-    moves: dict[frozenset[int], _Moves] = {}
-    met: dict[frozenset[int], int] = {}      # subset -> how many states have it so far
+    result = _Subsets([], array("q"), array("q", [0]), [], [], [])
+    moves: dict[bytes, _Moves] = {}
+    met: dict[bytes, int] = {}      # subset -> how many states have it so far
 
-    def target(subset: frozenset[int], accepted: int) -> int:
-        members = live(subset, accepted)
+    def target(target_id: int, accepted: int) -> int:
+        members = live(target_id, accepted)
         before = len(keys)
         state = states.of((members, accepted))
         if len(keys) > before:
@@ -174,14 +186,16 @@ def _subsets(nfa: ReadNFA, max_states: int = MAX_DWA_STATES,
         head += 1
         step = moves.get(members)
         if step is None:
-            step = moves[members] = _moves(nfa, closure, members)
+            step = moves[members] = _moves(nfa, closure, np.frombuffer(members, dtype=np.int32).tolist())
         emits = bool(members) and met[members] > 1 and len(keys) > cumulative_states
         carried = 0 if emits else accepted
         result.moves.append(step)
         result.emits.append(emits)
-        result.targets.append([target(subset, carried | acc) for subset, acc in step.targets])
-        result.default.append(target(step.otherwise[0], carried | step.otherwise[1])
-                              if step.otherwise is not None else NO_STATE)
+        result.targets.extend([target(target_id, carried | closure.accepted[target_id])
+                               for target_id in step.targets.tolist()])
+        result.starts.append(len(result.targets))
+        result.default.append(target(step.otherwise, carried | closure.accepted[step.otherwise])
+                              if step.otherwise != NO_STATE else NO_STATE)
     result.outcomes = [acc for _, acc in keys]
     return result
 
@@ -233,7 +247,7 @@ class _Numbering:
         return state
 
 
-def _moves(nfa: ReadNFA, closure: "_Closures", members: frozenset[int]) -> _Moves:
+def _moves(nfa: ReadNFA, closure: "_Closures", members: list[int]) -> _Moves:
     buckets: dict[int, list[int]] = {}
     for m in members:
         for label, targets in nfa.reads[m].items():
@@ -244,19 +258,22 @@ def _moves(nfa: ReadNFA, closure: "_Closures", members: frozenset[int]) -> _Move
     labels = sorted(buckets)
     target_of = [target_index.setdefault(closure.of(buckets[label], otherwise), len(target_index))
                  for label in labels]
-    return _Moves([(subset, closure.accepted(subset)) for subset in target_index],
-                  np.asarray(labels, dtype=np.int64), np.asarray(target_of, dtype=np.int64),
-                  (otherwise, closure.accepted(otherwise)) if any_targets else None)
+    return _Moves(np.asarray([closure.target(subset) for subset in target_index], dtype=np.int32),
+                  np.asarray(labels, dtype=np.int32), np.asarray(target_of, dtype=np.int32),
+                  closure.target(otherwise) if any_targets else NO_STATE)
 
 
 class _Closures:
-    """Epsilon closures of NFA node sets, memoized per node (the NFA is acyclic)."""
+    """Epsilon closures of NFA node sets, memoized per node (the NFA is acyclic), and the distinct
+    closures that are moves' targets, numbered, kept as their sorted nodes (bytes)."""
 
     def __init__(self, nfa: ReadNFA):
         self.nfa = nfa
         self._of_node: dict[int, frozenset[int]] = {}
-        self._accepted: dict[frozenset[int], int] = {}
         self._interned: dict[frozenset[int], frozenset[int]] = {}
+        self._ids: dict[bytes, int] = {}
+        self._nodes: list[bytes] = []
+        self.accepted: list[int] = []          # per closure id, the outcomes it accepts
 
     def _node(self, node: int) -> frozenset[int]:
         """The closure of one node, kept to the nodes that matter (with reads or acceptance); built
@@ -288,19 +305,25 @@ class _Closures:
         return memo[node]
 
     def of(self, nodes: list[int], base: frozenset[int] = frozenset()) -> frozenset[int]:
-        """The closure of `nodes`, united with `base` (a closure already taken); equal closures are
-        one object (memory: a subset's moves keep theirs; speed: its hash is computed once)."""
-        subset = base.union(*map(self._node, set(nodes)))
-        return self._interned.setdefault(subset, subset)
+        """The closure of `nodes`, united with `base` (a closure already taken)."""
+        return base.union(*map(self._node, set(nodes)))
 
-    def accepted(self, subset: frozenset[int]) -> int:
-        acc = self._accepted.get(subset)
-        if acc is None:
+    def target(self, subset: frozenset[int]) -> int:
+        """The id of closure `subset`."""
+        key = np.sort(np.fromiter(subset, dtype=np.int32, count=len(subset))).tobytes()
+        found = self._ids.get(key)
+        if found is None:
+            found = self._ids[key] = len(self._nodes)
+            self._nodes.append(key)
             acc = 0
             for node in subset:
                 acc |= self.nfa.accepted[node]
-            self._accepted[subset] = acc
-        return acc
+            self.accepted.append(acc)
+        return found
+
+    def nodes(self, target_id: int) -> list[int]:
+        """The nodes of the closure numbered `target_id`, ascending."""
+        return np.frombuffer(self._nodes[target_id], dtype=np.int32).tolist()
 
 
 @dataclass(frozen=True)
