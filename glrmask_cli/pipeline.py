@@ -252,12 +252,8 @@ def artifact_sections(c: Compiled) -> dict[str, np.ndarray]:
     list of section names, dtypes and dimensions; a missing, unknown or overflowing one raises)."""
     from glrmask_runtime.schema import conform_sections
 
-    edges = c.parser_dwa.dwa.edges
+    dwa = c.parser_dwa.dwa
     root_offsets, roots = c.parser_dwa.walk_roots
-    offsets = np.zeros(len(edges) + 1, dtype=np.int64)
-    offsets[1:] = np.cumsum([len(e) for e in edges])
-    labels = [label for e in edges for label in sorted(e)]
-    targets = [e[label] for e in edges for label in sorted(e)]
     token_lengths = np.fromiter((len(b) for b in c.vocab.token_bytes), dtype=np.int64, count=c.vocab.size)
     token_offsets = np.zeros(c.vocab.size + 1, dtype=np.int64)
     token_offsets[1:] = np.cumsum(token_lengths)
@@ -270,10 +266,10 @@ def artifact_sections(c: Compiled) -> dict[str, np.ndarray]:
         "lexer.term_set_items": c.lexer.term_set_items, "lexer.ignored": c.lexer.ignored,
         "lr.action_offsets": c.lr.action_offsets, "lr.actions": c.lr.actions,
         "lr.goto": c.lr.goto, "lr.rule_lhs": c.lr.rule_lhs, "lr.rule_len": c.lr.rule_len,
-        "dwa.edge_offsets": offsets, "dwa.edge_labels": labels, "dwa.edge_targets": targets,
-        "dwa.default": c.parser_dwa.dwa.default, "dwa.accept_of": c.rows.accept_of,
+        "dwa.edge_offsets": dwa.offsets, "dwa.edge_labels": dwa.labels, "dwa.edge_targets": dwa.targets,
+        "dwa.default": dwa.default, "dwa.accept_of": c.rows.accept_of,
         "dwa.root_offsets": root_offsets, "dwa.roots": roots,
-        **({"dwa.emits": np.asarray(c.parser_dwa.dwa.emits, dtype=np.uint8)} if any(c.parser_dwa.dwa.emits) else {}),
+        **({"dwa.emits": np.asarray(dwa.emits, dtype=np.uint8)} if any(dwa.emits) else {}),
         "rows.q_offsets": c.rows.q_offsets, "rows.q_accepts": c.rows.q_accepts,
         "rows.q_rows": c.rows.q_rows, "rows.close_offsets": c.rows.close_offsets,
         "rows.close_sets": c.rows.close_sets, "rows.close_rows": c.rows.close_rows,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from array import array
 from dataclasses import dataclass
-from typing import Callable, Hashable, Iterable, Mapping, Sequence
+from typing import Callable, Hashable, Iterable, Sequence
 
 import numpy as np
 
@@ -29,14 +29,18 @@ MAX_CUMULATIVE_STATES = DEFAULTS.max_cumulative_states   # the default of limit 
 Signature = tuple[int, bool, int, bytes]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ParserDWA:
     """`roots[g]` is the root of group g (parser_dwa/groups.py; state 0 when there is one group).
-    `edges[d]` maps an LR state to the next DWA state; `default[d]` is taken for any other LR state
-    (NO_STATE: the walk stops). `outcomes[d]` is the cumulative outcome bitset."""
+    State d's explicit edges are `labels[offsets[d]:offsets[d + 1]]` (LR states, ascending) and their
+    `targets`; `default[d]` is taken for any other LR state (NO_STATE: the walk stops). `outcomes[d]`
+    is the cumulative outcome bitset. Edges are arrays, not a mapping per state: sympy's latex.lark
+    x cl100k has 27M of them."""
 
-    edges: tuple[Mapping[int, int], ...]
-    default: tuple[int, ...]
+    offsets: np.ndarray       # int64 (n_states + 1,)
+    labels: np.ndarray        # int64
+    targets: np.ndarray       # int64
+    default: np.ndarray       # int64 (n_states,)
     outcomes: tuple[int, ...]
     roots: tuple[int, ...] = (0,)
     emits: tuple[bool, ...] = ()
@@ -47,25 +51,47 @@ class ParserDWA:
 
     @property
     def n_transitions(self) -> int:
-        return sum(len(e) for e in self.edges) + sum(d != NO_STATE for d in self.default)
+        return len(self.labels) + int(np.count_nonzero(self.default != NO_STATE))
+
+    def edges(self, state: int) -> dict[int, int]:
+        """State `state`'s explicit edges, label -> target."""
+        lo, hi = self.offsets[state], self.offsets[state + 1]
+        return dict(zip(self.labels[lo:hi].tolist(), self.targets[lo:hi].tolist()))
+
+    def step(self, state: int, label: int) -> int:
+        """The state after reading LR state `label` from `state` (NO_STATE: the walk stops)."""
+        lo, hi = int(self.offsets[state]), int(self.offsets[state + 1])
+        at = lo + int(np.searchsorted(self.labels[lo:hi], label))
+        return int(self.targets[at]) if at < hi and self.labels[at] == label else int(self.default[state])
 
     def relabel(self, state_class: np.ndarray) -> ParserDWA:
         """The automaton over the states that `state_class` maps to its labels: an edge on label k is
         taken by every state of class k."""
-        members: dict[int, list[int]] = {}
-        for state, k in enumerate(state_class.tolist()):
-            members.setdefault(k, []).append(state)
-        edges = tuple({p: target for k, target in e.items() for p in members.get(k, ())} for e in self.edges)
-        return ParserDWA(edges, self.default, self.outcomes, self.roots, self.emits)
+        members = np.argsort(state_class, kind="stable")       # the states of each class, ascending
+        per_class = np.bincount(state_class, minlength=int(self.labels.max(initial=-1)) + 1)
+        first = np.cumsum(per_class) - per_class
+        copies = per_class[self.labels]
+        within = np.arange(int(copies.sum())) - np.repeat(np.cumsum(copies) - copies, copies)
+        labels = members[np.repeat(first[self.labels], copies) + within]
+        state = np.repeat(np.repeat(np.arange(self.n_states), np.diff(self.offsets)), copies)
+        order = np.lexsort((labels, state))
+        offsets = np.zeros(self.n_states + 1, dtype=np.int64)
+        offsets[1:] = np.cumsum(np.bincount(state, minlength=self.n_states))
+        return ParserDWA(offsets, labels[order].astype(np.int64), np.repeat(self.targets, copies)[order],
+                         self.default, self.outcomes, self.roots, self.emits)
+
+    def successors(self, state: int) -> list[int]:
+        """The distinct states `state` has an edge to, its default included."""
+        found = set(self.targets[self.offsets[state]:self.offsets[state + 1]].tolist())
+        if self.default[state] != NO_STATE:
+            found.add(int(self.default[state]))
+        return list(found)
 
     def depth(self) -> int:
         """The longest walk: the maximum number of stack symbols the DWA ever reads."""
         depth = [0] * self.n_states
         for state in reversed(range(self.n_states)):  # numbered topologically: targets have larger ids
-            targets = list(self.edges[state].values())
-            if self.default[state] != NO_STATE:
-                targets.append(self.default[state])
-            depth[state] = 1 + max((depth[t] for t in targets), default=-1)
+            depth[state] = 1 + max((depth[t] for t in self.successors(state)), default=-1)
         return max(depth[root] for root in self.roots)
 
 
@@ -407,14 +433,17 @@ class StatePool:
     def dwa(self, roots: Sequence[int]) -> ParserDWA:
         """The states reachable from `roots` as one automaton, numbered topologically (roots in order)."""
         order = _topological_order(lambda c: _targets(self._edges(c), self.signatures[c][2]), roots)
-        new_id = {cls: i for i, cls in enumerate(order)}
-        label: dict[int, int] = {}      # one int object per label, not one per edge
-        edges = tuple({label.setdefault(a, a): new_id[t] for a, t in self._edges(cls)} for cls in order)
-        default = tuple(new_id[self.signatures[cls][2]] if self.signatures[cls][2] != NO_STATE else NO_STATE
-                        for cls in order)
+        new_id = np.full(len(self.signatures), NO_STATE, dtype=np.int64)
+        new_id[order] = np.arange(len(order))
+        pairs = np.frombuffer(b"".join(self.signatures[cls][3] for cls in order), dtype=np.int64).reshape(-1, 2)
+        offsets = np.zeros(len(order) + 1, dtype=np.int64)
+        offsets[1:] = np.cumsum([len(self.signatures[cls][3]) // 16 for cls in order])
+        default = np.asarray([self.signatures[cls][2] for cls in order], dtype=np.int64)
+        default = np.where(default != NO_STATE, new_id[default], NO_STATE)
         outcomes = tuple(self.signatures[cls][0] for cls in order)
         emits = tuple(self.signatures[cls][1] for cls in order)
-        return ParserDWA(edges, default, outcomes, tuple(new_id[root] for root in roots), emits)
+        return ParserDWA(offsets, pairs[:, 0].copy(), new_id[pairs[:, 1]], default, outcomes,
+                         tuple(int(new_id[root]) for root in roots), emits)
 
 
 def _union(pool: StatePool, roots: Sequence[int], max_states: int) -> _Explicit:

@@ -94,4 +94,4 @@ def walk_roots(dwa: ParserDWA, groups: Sequence[Group], tdwa: TerminalDWA, term_
 
 def _matters(dwa: ParserDWA, root: int, top: int) -> bool:
     """False iff a walk from `root` stops at once on `top` with nothing accepted (it adds row 0)."""
-    return dwa.outcomes[root] != 0 or dwa.edges[root].get(top, dwa.default[root]) != NO_STATE
+    return dwa.outcomes[root] != 0 or dwa.step(root, top) != NO_STATE

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from glrmask_cli.parser_dwa.determinize import NO_STATE, ParserDWA
+from glrmask_cli.parser_dwa.determinize import ParserDWA
 from glrmask_cli.progress import NO_PROGRESS, Progress, Ticker
 from glrmask_cli.terminal_dwa import NO_OUTCOME, LexerContexts, TerminalDWA
 from glrmask_runtime.tables import START
@@ -50,10 +50,7 @@ def _future_outcomes(dwa: ParserDWA) -> list[int]:
     shared: dict[int, int] = {}       # one object per distinct set
     for state in reversed(range(dwa.n_states)):   # numbered topologically: targets have larger ids
         found = future[state]
-        targets = set(dwa.edges[state].values())
-        if dwa.default[state] != NO_STATE:
-            targets.add(dwa.default[state])
-        for target in targets:
+        for target in dwa.successors(state):
             found |= future[target]
         future[state] = shared.setdefault(found, found)
     return future

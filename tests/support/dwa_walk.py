@@ -6,7 +6,7 @@ from glrmask_cli.parser_dwa.determinize import NO_STATE
 def walk(dwa, stack, root=0):
     d = root
     for symbol in stack:
-        nxt = dwa.edges[d].get(symbol, dwa.default[d])
+        nxt = dwa.step(d, symbol)
         if nxt == NO_STATE:
             break
         d = nxt
