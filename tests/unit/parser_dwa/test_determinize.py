@@ -91,3 +91,19 @@ def test_groups_absorbed_from_their_own_pools_give_the_same_pool(groups):
         own_part = own.add_group(ReadNFA.from_prefixes(prefixes))
         assert absorbed.absorb(own.signatures, own_part) == part
     assert absorbed.signatures == direct.signatures
+
+
+@given(prefix_sets, st.lists(st.sampled_from(LABELS), min_size=1, max_size=9),
+       st.lists(stacks, min_size=1, max_size=10))
+def test_relabelled_dwa_walks_real_states_as_the_quotient_walks_their_classes(by_outcome, state_class, sample_stacks):
+    # The Parser DWA is built over classes of LR states and relabelled to the real states: a walk
+    # down real states must answer what the quotient's walk down their classes answers.
+    dwa = determinize([ReadNFA.from_prefixes(by_outcome)])
+    state_class = np.asarray(state_class, dtype=np.int64)
+    real = dwa.relabel(state_class)
+    for d in range(real.n_states):
+        labels = real.labels[real.offsets[d]:real.offsets[d + 1]]
+        assert (np.diff(labels) > 0).all()
+    for stack in sample_stacks:
+        stack = [s % len(state_class) for s in stack]
+        assert walk(real, stack) == walk(dwa, [int(state_class[s]) for s in stack])
