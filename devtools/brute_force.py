@@ -14,6 +14,7 @@ from typing import Sequence
 import numpy as np
 
 from glrmask_runtime.errors import InputRejected
+from glrmask_runtime.tables import START
 
 
 class TokenTrie:
@@ -91,13 +92,23 @@ def _stack_depth(matcher) -> int:
     return depth
 
 
+def _inside_lexeme(matcher) -> bool:
+    """Every thread's open lexeme is one that cannot end yet (inside a string or a comment): the
+    parse stack does not change until it does, so depth alone would not steer out of it."""
+    art = matcher._art
+    return all(t.lexer_state != START and not art.lexer.close_sets[t.lexer_state].any()
+               for t in art.threads(matcher._state))
+
+
 def _closing_choice(matcher, candidates: list[int], rng: random.Random) -> int:
-    """Among a few candidates, the token after which the parse is shallowest (steers to an end)."""
+    """Among a few candidates, the token after which the output is closest to an end: accepting,
+    then out of a lexeme that cannot end yet, then the shallowest parse."""
     scored = []
     for token_id in candidates:
         trial = matcher.copy()
         trial.commit(token_id)
-        scored.append((not trial.is_accepting(), _stack_depth(trial), rng.random() < 0.5, rng.random(), token_id))
+        scored.append((not trial.is_accepting(), _inside_lexeme(trial), _stack_depth(trial), rng.random() < 0.5,
+                       rng.random(), token_id))
     return min(scored)[-1]
 
 

@@ -3,8 +3,8 @@ fetched on 2022-05-14, no instances) and the measurement of docs/json-schema.md 
 schemas lower, which keywords the rest are refused for, and, for the ones compiled, seeded random
 walks whose completed outputs `jsonschema` must accept (the walk picks tokens from the mask;
 `jsonschema` is the independent check). A walk that reaches MAX_STEPS tokens is counted as capped:
-random_walk steers by the parse stack, which tokens inside a free string or number leave as it is,
-so such a lexeme can run long.
+random_walk steers out of lexemes that cannot end yet and then by the parse stack, but a walk deep in
+nested objects can still run past the cap.
 
     python -m devtools.schemastore [--tokenizer gpt2] [--walks 3] [--budget 900]
 

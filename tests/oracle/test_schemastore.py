@@ -19,7 +19,7 @@ def test_small_sample_walks_are_valid():
     compiles = compile_and_walk(small_sample(10, max_chars=4000), "gpt2", 3, walks)
     assert compiles.compiled == 10 and not compiles.errors, compiles
     assert not walks.invalid and not walks.unjudged, walks
-    assert walks.valid >= 8, walks      # measured 12 of 30; the rest reached the length cap
+    assert walks.valid >= 18, walks     # measured 23 of 30; the rest reached the length cap
 
 
 @pytest.mark.slow
