@@ -171,6 +171,11 @@ CASES = [
     *(GrammarCase(f"stress-{name}", functools.partial(_stress_file, name), functools.partial(_stress_documents, name),
                   {"parser": "earley"}) for name in sorted(STRESS)),
 ]
+# The grammars whose owners use lark's contextual lexer, also with lark's basic lexer (judged by lark with
+# lexer="basic"): GLRMask follows either of lark's LALR lexers (`glrmask build --lexer`).
+CASES += [GrammarCase(f"{case.name}-basic", case.path, case.documents, {**case.lark_options, "lexer": "basic"},
+                      case.start, case.peer_rewrites)
+          for case in CASES if case.name in ("json", "lark.lark", "python-eval", "pep508")]
 
 
 _lark_accepts = lark_parses
