@@ -128,9 +128,11 @@ def _build_spec(text: str, source: str, stem: str, digest: str, start: str | Non
         raise _syntax_error(e, source, text) from e
     declared = {name for name, (tree, _p) in grammar.term_defs if tree is None}
     user_defined = {name for name, (tree, _p) in grammar.term_defs if tree is not None}
+    # The terminals are lark's: those of every rule lark keeps (it drops only rules nothing mentions,
+    # so rules in a cycle that `start` does not reach stay), which its basic lexer scans with (python.lark
+    # from eval_input: "_" lexes as the literal of a match pattern, not as NAME). The rules are those
+    # `start` reaches; a terminal only the others use is lexed, never shifted.
     rules = _reachable(_rules(lark_rules), start)
-    used = {s for r in rules for s in r.rhs} | set(ignore)
-    terminal_defs = [t for t in terminal_defs if t.name in used]
     _check_declared(rules, declared, {t.name for t in terminal_defs}, source, text)
     terminals = tuple(sorted((terminal_spec(t, user_defined) for t in terminal_defs), key=lambda t: t.name))
     for t in terminals:

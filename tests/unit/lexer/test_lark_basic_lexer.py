@@ -87,3 +87,18 @@ def test_lexemes_close_as_one_terminal():
     tables = build_lexer(specs, ignore).tables
     sizes = {len(tables.term_set(int(s))) for s in set(tables.close_sets.ravel().tolist())}
     assert sizes <= {0, 1}
+
+
+
+def test_terminals_of_rules_start_does_not_reach_are_lexed(tmp_path):
+    """lark keeps every rule something mentions, so a cycle of rules `start` does not reach keeps its
+    terminals in the basic lexer (python.lark from eval_input: "_" lexes as a match pattern's literal,
+    never as NAME, and `_(x)` is rejected)."""
+    text = ('start: NAME "(" ")"\nstmt: "do" block | start\nblock: "{" stmt "}" | pattern\n'
+            'pattern: "_" | NAME\nNAME: /[a-z_]+/\n')
+    path = tmp_path / "g.lark"
+    path.write_text(text)
+    judge = lark.Lark(text, parser="lalr", lexer="basic")
+    checker = load_checker(path, lexer="basic")
+    assert_lark_verdicts(judge, checker, short_texts("_f()", 4))
+    assert not checker.check_bytes(b"_()").ok and checker.check_bytes(b"f()").ok
