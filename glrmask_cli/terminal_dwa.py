@@ -601,38 +601,65 @@ def _intern_outcomes(index: dict[OutcomeKey, int], nodes: np.ndarray, finals: np
 
 def _intern_paths(index: dict[OutcomeKey, int], n_rows: int, rows: np.ndarray, nodes: np.ndarray,
                   finals: np.ndarray) -> np.ndarray:
-    """Per row, the outcome of its live branches (paths), NO_OUTCOME for a row without one. Rows with
-    the same set of paths are grouped with numpy (python eval_input x cl100k: 5.5M branches); new
-    outcomes are numbered in the order of their rows' first branch."""
+    """Per row, the outcome of its live branches (paths), NO_OUTCOME for a row without one; new
+    outcomes are numbered in the order of their rows' first branch. Most rows have one branch (a
+    schema's scans: 240k rows, under 100 forked): those are grouped by one sort of their keys; only
+    the rows with several branches are grouped by their sorted paths."""
     ids = np.full(n_rows, NO_OUTCOME, dtype=np.int32)
     if not len(rows):
         return ids
     keys = (nodes.astype(np.int64) << 32) | finals.astype(np.int64)     # sorts as (node, final)
-    order = np.lexsort((keys, rows))
-    row, key = rows[order], keys[order]
-    distinct = np.ones(len(row), dtype=bool)
-    distinct[1:] = (row[1:] != row[:-1]) | (key[1:] != key[:-1])
-    row, key = row[distinct], key[distinct]
-    row_ids, starts, counts = np.unique(row, return_index=True, return_counts=True)
-    signature = np.empty(len(row_ids), dtype=np.int64)     # rows with the same paths, the same id
-    representative: list[np.ndarray] = []                  # per signature, its keys
-    for count in np.unique(counts).tolist():
-        chosen = np.flatnonzero(counts == count)
-        paths = key[starts[chosen][:, None] + np.arange(count)[None, :]]
-        unique, inverse = np.unique(paths, axis=0, return_inverse=True)
-        signature[chosen] = len(representative) + inverse.reshape(-1)
-        representative += list(unique)
-    # number new outcomes in the order of each signature's first row (by first branch)
-    first_branch = np.unique(rows, return_index=True)[1]       # rows are row_ids, in order
-    by_first = signature[np.argsort(first_branch, kind="stable")]
-    _, first_at = np.unique(by_first, return_index=True)
-    outcome_of = np.empty(len(representative), dtype=np.int32)
-    for sig in by_first[np.sort(first_at)].tolist():
-        pairs = [(k >> 32, k & 0xFFFFFFFF) for k in representative[sig].tolist()]
-        found: OutcomeKey = pairs[0] if len(pairs) == 1 else tuple(pairs)
-        outcome_of[sig] = index.setdefault(found, len(index))
-    ids[row_ids] = outcome_of[signature]
+    several = np.bincount(rows, minlength=n_rows)[rows] > 1
+    one = np.flatnonzero(~several)
+    distinct, first, which = np.unique(keys[one], return_index=True, return_inverse=True)
+    found: list[tuple[int, OutcomeKey]] = [(int(at), _path(key)) for at, key in zip(one[first].tolist(),
+                                                                                     distinct.tolist())]
+    forked_rows, signature, paths, first_branch = _forked_paths(np.flatnonzero(several), rows, keys)
+    found += zip(first_branch, paths)
+    outcome_of = {key: index.setdefault(key, len(index)) for _, key in sorted(found, key=lambda item: item[0])}
+    ids[rows[one]] = np.fromiter((outcome_of[_path(key)] for key in distinct.tolist()), dtype=np.int32,
+                                 count=len(distinct))[which.reshape(-1)]
+    if len(forked_rows):
+        ids[forked_rows] = np.asarray([outcome_of[key] for key in paths], dtype=np.int32)[signature]
     return ids
+
+
+def _path(key: int) -> Path:
+    """A branch's (node, final) from its packed key."""
+    return key >> 32, key & 0xFFFFFFFF
+
+
+def _forked_paths(branches: np.ndarray, rows: np.ndarray,
+                  keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[OutcomeKey], list[int]]:
+    """The rows of `branches` (each with several branches) grouped by their sets of paths: (the
+    rows, each row's group, each group's outcome key, each group's first branch)."""
+    if not len(branches):
+        return branches, branches, [], []
+    order = branches[np.lexsort((keys[branches], rows[branches]))]
+    row, key = rows[order], keys[order]
+    new = np.ones(len(row), dtype=bool)
+    new[1:] = (row[1:] != row[:-1]) | (key[1:] != key[:-1])     # a repeated (row, path) counts once
+    row, key = row[new], key[new]
+    forked_rows, starts = np.unique(row, return_index=True)
+    ends = np.append(starts[1:], len(row))
+    first_of_row = np.full(int(rows.max()) + 1, len(rows), dtype=np.int64)
+    np.minimum.at(first_of_row, rows[branches], branches)
+    group_of: dict[OutcomeKey, int] = {}
+    paths: list[OutcomeKey] = []
+    first_branch: list[int] = []
+    signature = np.empty(len(forked_rows), dtype=np.int64)
+    for i, (lo, hi, r) in enumerate(zip(starts.tolist(), ends.tolist(), forked_rows.tolist())):
+        pairs = [_path(k) for k in key[lo:hi].tolist()]
+        found: OutcomeKey = pairs[0] if len(pairs) == 1 else tuple(pairs)
+        group = group_of.get(found)
+        if group is None:
+            group = group_of[found] = len(paths)
+            paths.append(found)
+            first_branch.append(int(first_of_row[r]))
+        else:
+            first_branch[group] = min(first_branch[group], int(first_of_row[r]))
+        signature[i] = group
+    return forked_rows, signature, paths, first_branch
 
 
 def _outcomes(index: dict[OutcomeKey, int]) -> tuple[Outcome, ...]:
