@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import operator
 from dataclasses import dataclass
 from itertools import repeat
 from typing import Sequence
@@ -178,38 +179,80 @@ def byte_classes(lexer: LexerTables) -> np.ndarray:
 
 def token_classes(lexer: LexerTables, token_bytes: Sequence[bytes], never: np.ndarray,
                   eos_ids: Sequence[int]) -> tuple[np.ndarray, list[bytes]]:
-    """Group tokens by their byte-class strings. Returns (class of each token, one token per class),
-    classes numbered by first byte, then longest first."""
+    """Group tokens by their byte-class strings. Returns (class of each token, one token per class:
+    the lowest id), classes numbered by first byte, then longest first, then representative id."""
     classes = byte_classes(lexer)
-    table = bytes(int(c) for c in classes) if classes.dtype == np.uint8 else None
-    if table is None:
+    if classes.dtype != np.uint8:
         raise ValueError("more than 256 byte classes cannot happen for a byte DFA")
-    keys = [b.translate(table) for b in token_bytes]
+    lengths = np.fromiter(map(len, token_bytes), dtype=np.int64, count=len(token_bytes))
+    ends = np.cumsum(lengths)
+    data = np.frombuffer(b"".join(token_bytes), dtype=np.uint8)
+    keys = classes[data]
     excluded = never.copy()
     excluded[list(eos_ids)] = True
-    index: dict[bytes, int] = {}
-    representatives: list[bytes] = []
-    class_of_token = np.empty(len(token_bytes), dtype=np.int32)
-    for token_id, key in enumerate(keys):
-        if excluded[token_id]:
-            class_of_token[token_id] = -1
-            continue
-        cls = index.get(key)
-        if cls is None:
-            cls = index[key] = len(representatives)
-            representatives.append(token_bytes[token_id])
-        class_of_token[token_id] = cls
-    n_classes = len(representatives)
-    # renumber: by first byte, then longest first (the scan takes each first byte's classes as a block)
-    order = sorted(range(n_classes), key=lambda c: (representatives[c][0], -len(representatives[c]), c))
-    renumbered = np.empty(n_classes, dtype=np.int32)
-    renumbered[order] = np.arange(n_classes, dtype=np.int32)
-    counted = class_of_token >= 0
-    class_of_token[counted] = renumbered[class_of_token[counted]]
-    representatives = [representatives[c] for c in order]
+    counted = np.flatnonzero(~excluded)
+    class_of_counted, first = _equal_strings(keys, ends - lengths, lengths, counted)
+    representative_ids = counted[first]
+    first_bytes = data[ends[representative_ids] - lengths[representative_ids]]
+    order = np.lexsort((representative_ids, -lengths[representative_ids], first_bytes))
+    renumbered = np.empty(len(order), dtype=np.int32)
+    renumbered[order] = np.arange(len(order), dtype=np.int32)
+    class_of_token = np.full(len(token_bytes), -1, dtype=np.int32)
+    class_of_token[counted] = renumbered[class_of_counted]
+    n_classes = len(order)
     class_of_token[never] = n_classes + 1
     class_of_token[list(eos_ids)] = n_classes
-    return class_of_token, representatives
+    ordered = representative_ids[order].tolist()
+    return class_of_token, list(operator.itemgetter(*ordered)(token_bytes)) if len(ordered) > 1 else \
+        [token_bytes[i] for i in ordered]
+
+
+_HASH_BASE = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _equal_strings(keys: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
+                   chosen: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Group the strings `keys[starts[i]:starts[i] + lengths[i]]` for i in `chosen` (none empty) by
+    equal content: (each one's group, each group's first member as an index into `chosen`), groups
+    numbered by their first member. Grouped by a polynomial hash of the content and length, then
+    checked byte for byte against each group's first member; a collision (never seen) falls back to
+    grouping the strings themselves."""
+    if not len(chosen):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    position = np.arange(len(keys)) - np.repeat(starts, lengths)          # index inside its string
+    powers = np.cumprod(np.full(int(lengths.max()), _HASH_BASE, dtype=np.uint64))
+    running = np.cumsum((keys.astype(np.uint64) + np.uint64(1)) * powers[position], dtype=np.uint64)
+    running = np.concatenate([np.zeros(1, dtype=np.uint64), running])
+    hashes = running[starts[chosen] + lengths[chosen]] - running[starts[chosen]]
+    hashes = hashes * _HASH_BASE + lengths[chosen].astype(np.uint64)
+    _, first_sorted, group_sorted = np.unique(hashes, return_index=True, return_inverse=True)
+    by_first = np.argsort(first_sorted, kind="stable")          # groups numbered by their first member
+    rank = np.empty(len(by_first), dtype=np.int64)
+    rank[by_first] = np.arange(len(by_first))
+    group, first = rank[group_sorted.reshape(-1)], first_sorted[by_first]
+    mine, theirs = chosen, chosen[first[group]]
+    if (lengths[mine] == lengths[theirs]).all():
+        span = lengths[mine]
+        within = np.arange(int(span.sum())) - np.repeat(np.cumsum(span) - span, span)
+        if (keys[np.repeat(starts[mine], span) + within] == keys[np.repeat(starts[theirs], span) + within]).all():
+            return group, first
+    return _group_exactly(keys, starts, lengths, chosen)
+
+
+def _group_exactly(keys: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
+                   chosen: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`_equal_strings` by a dict of the strings themselves."""
+    index: dict[bytes, int] = {}
+    first: list[int] = []
+    group = np.empty(len(chosen), dtype=np.int64)
+    for i, (start, length) in enumerate(zip(starts[chosen].tolist(), lengths[chosen].tolist())):
+        key = keys[start:start + length].tobytes()
+        found = index.get(key)
+        if found is None:
+            found = index[key] = len(first)
+            first.append(i)
+        group[i] = found
+    return group, np.asarray(first, dtype=np.int64)
 
 
 class _TrieBuilder:
