@@ -254,7 +254,7 @@ def artifact_sections(c: Compiled) -> dict[str, np.ndarray]:
 
     dwa = c.parser_dwa.dwa
     root_offsets, roots = c.parser_dwa.walk_roots
-    token_lengths = np.fromiter((len(b) for b in c.vocab.token_bytes), dtype=np.int64, count=c.vocab.size)
+    token_lengths = np.fromiter(map(len, c.vocab.token_bytes), dtype=np.int64, count=c.vocab.size)
     token_offsets = np.zeros(c.vocab.size + 1, dtype=np.int64)
     token_offsets[1:] = np.cumsum(token_lengths)
     core_text = [core.encode("utf-8") for core in c.lr_cores]

@@ -316,7 +316,7 @@ def _first_byte_blocks(representatives: list[bytes]) -> list[_Block]:
 def _padded(representatives: list[bytes]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Byte strings sorted by length (longest first, stably) as a padded byte matrix; (matrix, the
     order, how many rows still have a byte in each column)."""
-    lengths = np.fromiter((len(b) for b in representatives), dtype=np.int64, count=len(representatives))
+    lengths = np.fromiter(map(len, representatives), dtype=np.int64, count=len(representatives))
     order = np.argsort(-lengths, kind="stable")
     width = int(lengths.max()) if len(lengths) else 0
     matrix = np.zeros((len(representatives), width), dtype=np.uint8)
@@ -338,7 +338,8 @@ def _scan_from(lexer: LexerTables, contexts: LexerContexts, starts: np.ndarray, 
     """Scan the rows of `matrix` (padded bytes, longest first; `active` as `_padded` gives it) from
     each lexer state of `starts` at once: per branch, its (start index * rows + row), the trie node of
     the lexemes it closed and its open state (DEAD if dead). A row has one branch per start, unless a
-    lexeme it closes hands over to several contexts: then one per context (appended)."""
+    lexeme it closes hands over to several contexts: then one per context (appended). Only branches
+    still alive with bytes left are stepped (from most states most classes die in a byte or two)."""
     n = matrix.shape[0]
     row_length = np.searchsorted(-active, -np.arange(n), side="left")    # row r has bytes in columns < this
     keys = np.arange(len(starts) * n)
@@ -349,12 +350,15 @@ def _scan_from(lexer: LexerTables, contexts: LexerContexts, starts: np.ndarray, 
     transitions, close_sets, restart = lexer.transitions, lexer.close_sets, contexts.restart
     single = np.asarray([ids[0] if len(ids) == 1 else -1 for ids in contexts.next_starts] or [-1])
     ignored_only = trie.ignored_only
+    live = np.flatnonzero((lengths > 0) & (states != DEAD))     # increasing: copies are appended
     for column in range(len(active)):
-        live = np.flatnonzero(lengths > column)
+        if not len(live):
+            break
         cur = states[live]
         byte = matrix[rows[live], column]
         nxt = transitions[cur, byte]
-        closing = np.flatnonzero((nxt == DEAD) & (cur != DEAD))
+        closing = np.flatnonzero(nxt == DEAD)
+        copies = np.zeros(0, dtype=np.int64)
         if len(closing):
             accepted = close_sets[cur[closing], byte[closing]]
             ignored = ignored_only[accepted] & (accepted != 0)
@@ -379,8 +383,11 @@ def _scan_from(lexer: LexerTables, contexts: LexerContexts, starts: np.ndarray, 
                 rows = np.concatenate([rows, rows[branch[alive]]])
                 nodes = np.concatenate([nodes, new_nodes.astype(np.int32)])
                 states = np.concatenate([states, after[alive].astype(np.int32)])
+                copies = len(lengths) + np.arange(int(alive.sum()))
                 lengths = np.concatenate([lengths, lengths[branch[alive]]])
         states[live] = nxt      # a forked branch ends here (DEAD); its copies go on
+        live = np.concatenate([live[(nxt != DEAD) & (lengths[live] > column + 1)],
+                               copies[lengths[copies] > column + 1]])
     return keys, nodes, states
 
 
@@ -396,7 +403,7 @@ def build_terminal_dwa(lexer: LexerTables, token_bytes: Sequence[bytes], special
     classes; 4.8k scans of 700 classes instead of 4.7k scans of 20k). `progress` counts first bytes."""
     never = np.zeros(len(token_bytes), dtype=bool)
     never[sorted(special_ids - set(eos_ids))] = True
-    never |= np.fromiter((len(b) == 0 for b in token_bytes), dtype=bool, count=len(token_bytes))
+    never |= np.fromiter(map(len, token_bytes), dtype=np.int64, count=len(token_bytes)) == 0
     never[list(eos_ids)] = False
     class_of_token, representatives = token_classes(lexer, token_bytes, never, eos_ids)
     n_classes = len(representatives)
