@@ -67,10 +67,11 @@ _FORMATS["date-time"] = _FORMATS["date"] + "[tT]" + _FORMATS["time"]
 _FORMATS["email"] = r'[^"\\\x00-\x1f]*@[^"\\\x00-\x1f]*'       # as jsonschema checks it: an @ somewhere
 
 
-def _ipv6() -> str:
-    """RFC 4291 text forms, as Python's ipaddress reads them: 8 groups of 1-4 hex digits, the last
-    two possibly an IPv4 address, at most one "::" standing for one or more zero groups."""
-    group, ipv4 = "[0-9a-fA-F]{1,4}", _FORMATS["ipv4"]
+def _ipv6(ipv4: str) -> str:
+    """RFC 4291 text forms, as Python's ipaddress reads them (and RFC 3986's IPv6address): 8 groups
+    of 1-4 hex digits, the last two possibly an IPv4 address (`ipv4`), at most one "::" standing
+    for one or more zero groups."""
+    group = "[0-9a-fA-F]{1,4}"
 
     def run(n: int) -> str:        # n groups separated by ":"
         return "" if n == 0 else group + (f"(?::{group}){{{n - 1}}}" if n > 1 else "")
@@ -90,7 +91,31 @@ def _ipv6() -> str:
     return "(?:" + "|".join(dict.fromkeys(forms)) + ")"
 
 
-_FORMATS["ipv6"] = _ipv6()
+_FORMATS["ipv6"] = _ipv6(_FORMATS["ipv4"])
+
+
+def _uris() -> tuple[str, str]:
+    """RFC 3986's URI and URI-reference, as the `rfc3986-validator` package (0.1.1, what
+    `jsonschema` asserts `uri` and `uri-reference` with when `rfc3987` is absent) decides them:
+    the ABNF, except that an IPv4 address inside an IPv6 literal may have leading zeros (each part
+    1-3 digits of value at most 255) and IPvFuture's "v" is lower case only. (A dotted IPv4 host
+    is a reg-name too, so it needs no alternative of its own.)"""
+    pct = "%[0-9A-Fa-f]{2}"
+    plain = r"A-Za-z0-9\-._~!$&'()*+,;="                  # unreserved and sub-delims
+    pchar = f"(?:[{plain}:@]|{pct})"
+    segment, segment_nz = pchar + "*", pchar + "+"
+    abempty = f"(?:/{segment})*"
+    octet = "(?:25[0-5]|2[0-4][0-9]|[01][0-9]{2}|[0-9]{1,2})"          # leading zeros allowed
+    ipv4 = octet + r"(?:\." + octet + "){3}"
+    ip_literal = rf"\[(?:{_ipv6(ipv4)}|v[0-9A-Fa-f]+\.[{plain}:]+)\]"        # IPv6address / IPvFuture
+    authority = f"(?:(?:[{plain}:]|{pct})*@)?(?:{ip_literal}|(?:[{plain}]|{pct})*)(?::[0-9]*)?"
+    tail = f"(?:\\?(?:[{plain}:@/?]|{pct})*)?(?:#(?:[{plain}:@/?]|{pct})*)?"      # query, fragment
+    uri = f"[A-Za-z][A-Za-z0-9+.-]*:(?://{authority}{abempty}|/(?:{segment_nz}{abempty})?|{segment_nz}{abempty}|)"
+    relative = f"(?://{authority}{abempty}|/(?:{segment_nz}{abempty})?|(?:[{plain}@]|{pct})+{abempty}|)"
+    return uri + tail, f"(?:{uri}{tail}|{relative}{tail})"
+
+
+_FORMATS["uri"], _FORMATS["uri-reference"] = _uris()
 
 _SHORT_ESCAPES = {'"': '\\"', "\\": "\\\\", "/": "\\/", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r",
                   "\t": "\\t"}

@@ -1,7 +1,7 @@
-"""patternProperties, not, multipleOf, decimal bounds, oneOf proofs, strings under several keywords
-(docs/json-schema.md): every verdict of the lowered grammar on generated instances, valid and
-invalid, equals the `jsonschema` package's (formats asserted), up to the documented departures;
-what is not compiled exactly is a one-line error with its JSON pointer."""
+"""patternProperties, not, multipleOf, decimal bounds, oneOf proofs, strings under several keywords,
+formats uri and uri-reference (docs/json-schema.md): every verdict of the lowered grammar on
+generated instances, valid and invalid, equals the `jsonschema` package's (formats asserted), up
+to the documented departures; what is not compiled exactly is a one-line error with its JSON pointer."""
 
 from __future__ import annotations
 
@@ -13,9 +13,12 @@ from fractions import Fraction
 
 import jsonschema
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from glrmask_cli.api import json_schema_grammar
-from glrmask_cli.json_schema import SchemaUnsupported
+from glrmask_cli.json_schema import _FORMATS, SchemaUnsupported
+from glrmask_cli.schema_disjoint import meets
 from glrmask_cli.schema_numbers import multiples, number_range
 from tests.json_schema.test_lowering import checker_for, in_schema_order
 
@@ -114,6 +117,109 @@ def test_a_string_not_listed_is_refused_in_every_spelling(tmp_path):
     for text in ['"logs"', r'"\u006cogs"', r'"l\u006Fgs"', r'"a\"\/é😀"', r'"\u0061\u0022/\u00E9\ud83d\ude00"']:
         assert not check.check_bytes(text.encode()).ok, text
         assert check.check_bytes(text.encode()[:-1] + b'x"').ok, text
+
+
+# -- format: uri, uri-reference -----------------------------------------------------------------
+
+URI_FORMATS = ["uri", "uri-reference"]
+# pieces of URIs, each (valid, near-misses): schemes (starting with a digit, with a space), userinfo,
+# hosts (IPv6 literals with bad groups, IPv4 tails with leading zeros or 256, IPvFuture in both cases,
+# a zone, unclosed brackets), ports with letters, paths with spaces and bad escapes, `#` twice
+SCHEMES = (["http", "a", "A+b.c-1", "urn"], ["1a", "+a", "h t", "é", ""])
+USERINFO = (["", "", "u@", "u:p@", "%4A@", ":@"], ["a@b@", "%g1@", "[u]@", "é@"])
+HOSTS = (["h", "example.com", "1.2.3.4", "999.1.1.01", "", "%7e", "_~!$&'()*+,;=", "[::1]", "[::]",
+          "[1:2:3:4:5:6:7:8]", "[::ffff:1.2.3.4]", "[::ffff:01.2.3.004]", "[1:2:3:4:5:6:1.2.3.4]", "[ABCD:ef01::]",
+          "[v1.a]", "[vF.a:b]"],
+         ["h%2", "h:i", "é", "[1:2:3:4:5:6:7:8:9]", "[1::2::3]", "[::ffff:256.2.3.4]", "[12345::]",
+          "[fe80::1%25eth0]", "[V1.a]", "[v.a]", "[vg.a]", "[v1.]", "[v1.%41]", "[]", "[::1", "::1]", "[::1]]"])
+PORTS = (["", "", ":", ":80"], [":8a", ":-1", "::80"])
+PATHS = (["", "/", "/a", "//", "/a/b/", "a", "a/b", "a:b", "/%20", "/@:", "./a:b", "%7E"],
+         [":b", "/%2", "/%zz", "/a b", "/é", "/[x]", "/a\\b", '/"'])
+QUERIES = (["", "", "?", "?a=b&c", "?/?", "??", "?%aF"], ["?%4", "?[", "? ", "?é"])
+FRAGMENTS = (["", "", "#", "#f", "#a/?", "#%41"], ["#a#b", "#%4", "#[", "# "])
+URI_PIECES = (SCHEMES, USERINFO, HOSTS, PORTS, PATHS, QUERIES, FRAGMENTS)
+URI_CHARS = "aZ09-._~!$&'()*+,;=:/?#[]@% \"\\\né"
+URI_ALPHABET = sorted({p for pieces in URI_PIECES for side in pieces for p in side} | {*URI_CHARS, "//"})
+
+
+def uri_like(rng: random.Random) -> str:
+    """A URI, a relative reference or a network path built from the pieces above (half the time one
+    of them a near-miss), then one time in five a character inserted, removed or replaced."""
+    bad = rng.randrange(2 * len(URI_PIECES))
+    scheme, userinfo, host, port, path, query, fragment = (rng.choice(p[k == bad]) for k, p in enumerate(URI_PIECES))
+    form = rng.randrange(4)
+    hier = "//" + userinfo + host + port + path if form % 2 == 0 else path
+    text = (scheme + ":" if form < 2 else "") + hier + query + fragment
+    if text and rng.random() < 0.2:
+        i, edit = rng.randrange(len(text) + 1), rng.randrange(3)
+        text = text[:i] + (rng.choice(URI_CHARS) if edit < 2 else "") + text[i + (edit > 0):]
+    return text
+
+
+def test_the_oracle_asserts_uri():
+    """jsonschema asserts uri only with an optional package: rfc3986-validator (the `test` extra). If
+    it is missing every string is a uri to jsonschema and the tests below would prove nothing; if
+    rfc3987 is installed jsonschema prefers it, whose grammar the lowering does not follow."""
+    import importlib.util
+    assert importlib.util.find_spec("rfc3987") is None, "jsonschema would judge uri with rfc3987"
+    for fmt in URI_FORMATS:
+        judge = validator({"type": "string", "format": fmt})
+        assert not judge.is_valid("not a uri") and judge.is_valid("http://example.com/a?b#c"), fmt
+    assert not validator({"format": "uri"}).is_valid("relative/path")
+
+
+@pytest.mark.parametrize("fmt", URI_FORMATS)
+def test_uri_formats_get_jsonschemas_verdict_on_generated_strings(fmt, tmp_path):
+    """Thousands of URIs and near-misses; the departure: a format's string is written without escapes
+    (so "a:b\\n", valid to jsonschema's `$`, cannot be written)."""
+    rng = random.Random(31)
+    texts = [uri_like(rng) for _ in range(4000)] + ["", "a:b\n", "a:b\n\n", "x\n", "\nx"]
+    judge = validator({"type": "string", "format": fmt})
+    assert sum(map(judge.is_valid, texts)) > 800 and sum(not judge.is_valid(t) for t in texts) > 800
+    assert_verdicts({"type": "string", "format": fmt}, texts, tmp_path, lambda s: bool(ESCAPED & set(s)))
+
+
+@pytest.fixture(scope="module")
+def uri_checkers(tmp_path_factory):
+    return {fmt: checker_for({"type": "string", "format": fmt}, tmp_path_factory.mktemp(fmt))
+            for fmt in URI_FORMATS}
+
+
+@given(st.lists(st.sampled_from(URI_ALPHABET), max_size=8).map("".join))
+def test_uri_formats_get_jsonschemas_verdict_on_pieces_in_any_order(uri_checkers, text):
+    for fmt, check in uri_checkers.items():
+        expected = validator({"type": "string", "format": fmt}).is_valid(text) and not ESCAPED & set(text)
+        assert check.check_bytes(json.dumps(text, ensure_ascii=False).encode()).ok == expected, (fmt, text)
+
+
+@pytest.mark.parametrize("fmt", URI_FORMATS)
+def test_uri_formats_are_the_validators_language(fmt):
+    """A proof beside the samples: the lowered regexp and rfc3986-validator's (its verbose regexps with
+    comments and blanks dropped) have one language over strings without '"' (a format's strings hold
+    none): neither meets the other's complement (DFA products, as the lexer builds the DFAs)."""
+    import re
+
+    import rfc3986_validator
+
+    def plain(verbose: str) -> str:
+        return re.sub(r"\s+", "", re.sub(r"(?<!\\)#.*", "", verbose))
+
+    theirs = plain(rfc3986_validator.URI_RE)
+    if fmt == "uri-reference":
+        theirs = f"(?:{theirs}|{plain(rfc3986_validator.RELATIVE_REF_RE)})"
+    judge, rng = validator({"type": "string", "format": fmt}), random.Random(5)
+    for text in [uri_like(rng) for _ in range(2000)]:       # dropping blanks kept the regexp (but its `$`)
+        assert (re.fullmatch(theirs, text) is not None) == (judge.is_valid(text) and not text.endswith("\n")), text
+    ours = _FORMATS[fmt]
+    assert not meets(f'"{ours}"', f'"(?!{theirs}")[^"]*"') and not meets(f'"{theirs}"', f'"(?!{ours}")[^"]*"')
+    assert meets(f'"{ours.replace("|v[", "|[vV][")}"', f'"(?!{theirs}")[^"]*"')    # it sees a difference
+
+
+def test_uri_formats_are_written_without_escapes(tmp_path):
+    """The departure, as for every format: `\\/` (JSON's escape of `/`) and `\\u` escapes are not read."""
+    check = checker_for({"type": "string", "format": "uri"}, tmp_path)
+    assert check.check_bytes(b'"http://h/p?q#f"').ok
+    assert not check.check_bytes(rb'"http:\/\/h\/p"').ok and not check.check_bytes(rb'"\u0068ttp://h"').ok
 
 
 # -- not ---------------------------------------------------------------------------------------
