@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from glrmask_cli.grammar import TerminalSpec
-from glrmask_cli.lexer.dfa import ByteDFA, moore_partition, renumber, row_classes
+from glrmask_cli.lexer.dfa import moore_partition, renumber, row_classes
 from glrmask_cli.lexer.scanner import build_lexer
 from glrmask_cli.limits import DEFAULTS, BuildLimits
 from glrmask_runtime.tables import DEAD, START, LexerTables, LRTables
@@ -67,12 +67,11 @@ def build_contextual_lexer(terminals: Sequence[TerminalSpec], ignore: Sequence[s
     sets = accept_sets(lr, cores)
     index: dict[frozenset[int], int] = {}
     lexers: list[LexerTables] = []
-    cache: dict[TerminalSpec, ByteDFA] = {}
     context_of = []
     for accept in sets:
         if accept not in index:
             index[accept] = len(lexers)
-            lexers.append(build_lexer(terminals, ignore, grammar_path, limits, only=accept, dfa_cache=cache).tables)
+            lexers.append(build_lexer(terminals, ignore, grammar_path, limits, only=accept).tables)
         context_of.append(index[accept])
     ignored = frozenset(int(t) for t in np.concatenate([lexer.ignored for lexer in lexers]).tolist())
     return combine_contexts(lexers, np.asarray(context_of, dtype=np.int64), ignored)

@@ -9,6 +9,7 @@ order that matches it, retyped by the unless lists. Terminal id = index in `term
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Callable, Collection, Sequence
 
@@ -33,6 +34,8 @@ from glrmask_cli.lexer.syntax import SyntaxUnsupported, parse_pattern
 from glrmask_cli.limits import DEFAULTS, BuildLimits
 from glrmask_runtime.tables import LexerTables
 
+PATTERN_DFAS = 512     # regexp DFAs kept per process (`_pattern_dfa`)
+
 
 @dataclass(frozen=True)
 class LexerBuild:
@@ -46,9 +49,7 @@ def build_terminal_dfa(spec: TerminalSpec, grammar_path: str = "<grammar>",
     if spec.is_literal and not spec.flags and spec.value:
         return literal_dfa(spec.value.encode("utf-8"))
     try:
-        ir = parse_pattern(spec.pattern, spec.flags)
-        nfa = build_nfa(ir, limits.max_pattern_nfa_states)
-        dfa = minimize(determinize(nfa, max_states=limits.max_pattern_dfa_states))
+        dfa = _pattern_dfa(spec.pattern, spec.flags, limits.max_pattern_nfa_states, limits.max_pattern_dfa_states)
     except SyntaxUnsupported as e:
         raise UnsupportedFeature(grammar_path, str(e), terminal=spec.display,
                                  hint="rewrite the terminal without this construct") from e
@@ -63,27 +64,29 @@ def build_terminal_dfa(spec: TerminalSpec, grammar_path: str = "<grammar>",
     return dfa
 
 
+@functools.lru_cache(maxsize=PATTERN_DFAS)
+def _pattern_dfa(pattern: str, flags: frozenset[str], max_nfa_states: int, max_dfa_states: int) -> ByteDFA:
+    """A regexp's minimized DFA, read-only, kept across builds in this process: schemas and the
+    contexts of one grammar repeat terminals (a bounded JSON string takes a second to determinize)."""
+    dfa = minimize(determinize(build_nfa(parse_pattern(pattern, flags), max_nfa_states), max_states=max_dfa_states))
+    dfa.trans.flags.writeable = False
+    dfa.close.flags.writeable = False
+    return dfa
+
+
 def build_lexer(terminals: Sequence[TerminalSpec], ignore: Sequence[str],
                 grammar_path: str = "<grammar>", limits: BuildLimits = DEFAULTS, *,
-                only: Collection[int] | None = None, dfa_cache: dict[TerminalSpec, ByteDFA] | None = None
-                ) -> LexerBuild:
+                only: Collection[int] | None = None) -> LexerBuild:
     """Compile every terminal and combine them into `LexerTables` by lark's basic-lexer rules
     (docs/semantics.md, "Scanning"). Uses limits max_pattern_nfa_states, max_pattern_dfa_states and
     max_lexer_states. `only`: the basic lexer of these terminal ids and the ignored ones alone (lark's
-    contextual lexer builds one per parser state), with the same ids; `dfa_cache` keeps each
-    terminal's DFA across such calls."""
+    contextual lexer builds one per parser state), with the same ids."""
     if only is not None:
-        return _subset_lexer(terminals, ignore, grammar_path, limits, only, dfa_cache)
+        return _subset_lexer(terminals, ignore, grammar_path, limits, only)
     rules = lark_rules(terminals, ignore)
     real = [i for i in range(len(terminals)) if i not in rules.embedded]
     retyped = sorted({s for literals in rules.unless.values() for s in literals})
-    cache = dfa_cache if dfa_cache is not None else {}
-    built = {}
-    for i in sorted(set(real) | set(retyped)):
-        dfa = cache.get(terminals[i])
-        if dfa is None:
-            dfa = cache[terminals[i]] = build_terminal_dfa(terminals[i], grammar_path, limits)
-        built[i] = dfa
+    built = {i: build_terminal_dfa(terminals[i], grammar_path, limits) for i in sorted(set(real) | set(retyped))}
     dfas = [built[i] for i in real + retyped]
     components = _Components(real, retyped, rules)
     combo = _Combined(components, dfas, limits.max_lexer_states)
@@ -103,15 +106,14 @@ def build_lexer(terminals: Sequence[TerminalSpec], ignore: Sequence[str],
 
 
 def _subset_lexer(terminals: Sequence[TerminalSpec], ignore: Sequence[str], grammar_path: str,
-                  limits: BuildLimits, only: Collection[int], dfa_cache: dict[TerminalSpec, ByteDFA] | None
-                  ) -> LexerBuild:
+                  limits: BuildLimits, only: Collection[int]) -> LexerBuild:
     ignored_ids = {i for i, t in enumerate(terminals) if t.name in set(ignore)}
     keep = sorted(set(only) | ignored_ids)
     if not keep:                                    # a state that takes no terminal: nothing lexes
         empty = np.zeros(1, np.int32)
         return LexerBuild(LexerTables(np.zeros((2, 256), np.int32), np.zeros((2, 257), np.int32),
                                       np.zeros(2, np.int32), np.zeros(2, np.int32), empty[:0], empty[:0]), ())
-    local = build_lexer([terminals[i] for i in keep], ignore, grammar_path, limits, dfa_cache=dfa_cache)
+    local = build_lexer([terminals[i] for i in keep], ignore, grammar_path, limits)
     to_global = np.array(keep, np.int32)
     t = local.tables
     offsets, items = t.term_set_offsets, to_global[t.term_set_items] if t.term_set_items.size else t.term_set_items
