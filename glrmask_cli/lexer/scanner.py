@@ -10,6 +10,7 @@ order that matches it, retyped by the unless lists. Terminal id = index in `term
 from __future__ import annotations
 
 import functools
+import itertools
 from dataclasses import dataclass
 from typing import Callable, Collection, Sequence
 
@@ -35,6 +36,7 @@ from glrmask_cli.limits import DEFAULTS, BuildLimits
 from glrmask_runtime.tables import LexerTables
 
 PATTERN_DFAS = 512     # regexp DFAs kept per process (`_pattern_dfa`)
+_LABEL_ROWS = 1 << 16  # (state, member) rows `close_labels` takes at once (x byte classes)
 
 
 @dataclass(frozen=True)
@@ -223,33 +225,72 @@ class _Combined:
             self.sets[key] = len(self.sets)
         return self.sets[key]
 
-    def _label(self, ids: np.ndarray, accepting: np.ndarray) -> int:
-        """The terminal a lexeme ending here is (as a set id): the first accepting terminal in lark's
-        order, retyped to the first literal of its unless list whose text the lexeme is."""
-        real = accepting & self.is_real[ids]
-        if not real.any():
-            return 0
-        winner = int(self.owner[ids[real][np.argmin(self.rank[ids[real]])]])
-        retypes = {int(self.owner[u]) for u in ids[accepting & ~self.is_real[ids]].tolist()}
-        for literal in self.components.rules.unless.get(winner, ()):
-            if literal in retypes:
-                return self.set_id([literal])
-        return self.set_id([winner])
+    def close_labels(self, states: list[tuple[int, ...]]) -> np.ndarray:
+        """Per state and next byte (column 256: the end of input), the set id of the terminal a
+        lexeme ending there closes as, 0 for none: the first accepting terminal in lark's order,
+        retyped to the first literal of its unless list whose retype DFA accepts too. Vectorized
+        over the states' members and the byte classes, a chunk of states at a time."""
+        accepts = np.concatenate([self.class_close, self.union_close[:, 256:]], axis=1)   # per union id
+        labels = np.full((len(states), accepts.shape[1]), -1, np.int64)      # terminal id, -1: none
+        lengths = np.fromiter(map(len, states), np.int64, count=len(states))
+        lo = 0
+        while lo < len(states):
+            hi = lo + max(1, int(np.searchsorted(np.cumsum(lengths[lo:]), _LABEL_ROWS, side="right")))
+            labels[lo:hi] = self._labels(states[lo:hi], lengths[lo:hi], accepts)
+            lo = hi
+        used = np.unique(labels[labels >= 0])
+        set_of = np.zeros(int(used.max()) + 2 if len(used) else 1, np.int32)   # terminal id + 1 -> set id
+        set_of[used + 1] = [self.set_id([t]) for t in used.tolist()]
+        columns = np.append(self.class_of, accepts.shape[1] - 1)              # byte -> its class, 256 -> END
+        return set_of[labels + 1][:, columns]
 
-    def close_labels(self, states) -> np.ndarray:
-        close_ids = np.zeros((len(states), 257), np.int32)
-        for sid, key in enumerate(states):
-            if not key:
-                continue
-            ids = np.array(key, np.int64)
-            accepting = self.union_close[ids]
-            labels: dict[tuple[bool, ...], int] = {}     # one label per distinct column
-            for j, col in enumerate(map(tuple, accepting.T.tolist())):
-                label = labels.get(col)
-                if label is None:
-                    label = labels[col] = self._label(ids, accepting[:, j])
-                close_ids[sid, j] = label
-        return close_ids
+    def _labels(self, states: list[tuple[int, ...]], lengths: np.ndarray, accepts: np.ndarray) -> np.ndarray:
+        """`close_labels` of some states, per class column: a terminal id or -1."""
+        ids = np.fromiter(itertools.chain.from_iterable(states), np.int64, count=int(lengths.sum()))
+        state_of = np.repeat(np.arange(len(states)), lengths)
+        accepting = accepts[ids]
+        real = self.is_real[ids]
+        never = np.iinfo(np.int64).max
+        first = np.full((len(states), accepts.shape[1]), never, np.int64)
+        np.minimum.at(first, state_of[real], np.where(accepting[real], self.rank[ids[real]][:, None], never))
+        of_rank = self._terminal_of_rank
+        winner = np.where(first == never, -1, of_rank[np.minimum(first, len(of_rank) - 1)])
+        retype = np.flatnonzero(~real)
+        if len(retype):
+            row_of, position, literal_at = self._unless_tables
+            rows = state_of[retype]
+            literal = self.owner[ids[retype]]
+            wins = winner[rows]
+            found = np.where(accepting[retype] & (wins >= 0), position[row_of[np.maximum(wins, 0)], literal[:, None]],
+                             never)
+            best = np.full(first.shape, never, np.int64)
+            np.minimum.at(best, rows, found)
+            retyped = best != never
+            winner[retyped] = literal_at[row_of[winner[retyped]], best[retyped]]
+        return winner
+
+    @functools.cached_property
+    def _terminal_of_rank(self) -> np.ndarray:
+        rank = self.components.rules.rank
+        terminal = np.full(len(rank), -1, np.int64)
+        terminal[list(rank)] = np.arange(len(rank))
+        return terminal
+
+    @functools.cached_property
+    def _unless_tables(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(row_of[t]: terminal t's row below, 0 for a terminal without an unless list;
+        position[row, l]: where literal l is in that list, else a large number; literal_at[row, k]:
+        its k-th literal)."""
+        unless = self.components.rules.unless
+        n = len(self.components.rules.rank)
+        row_of = np.zeros(n, np.int64)
+        position = np.full((len(unless) + 1, n), np.iinfo(np.int64).max, np.int64)
+        literal_at = np.zeros((len(unless) + 1, max((len(v) for v in unless.values()), default=0) + 1), np.int64)
+        for row, (regexp, literals) in enumerate(sorted(unless.items()), start=1):
+            row_of[regexp] = row
+            position[row, list(literals)] = np.arange(len(literals))
+            literal_at[row, :len(literals)] = literals
+        return row_of, position, literal_at
 
     def viable_labels(self, trans: np.ndarray, close_sets: np.ndarray) -> np.ndarray:
         """Per state, the terminals an open lexeme there can still close as (set ids): its own closes
