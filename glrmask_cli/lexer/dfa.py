@@ -285,14 +285,16 @@ def renumber(trans: np.ndarray, block: np.ndarray, starts: Sequence[int]) -> tup
         if new_id[b] < 0:
             new_id[b] = len(order)
             order.append(b)
-    i = 1
-    while i < len(order):
-        for t in qtrans[order[i]].tolist():
-            if new_id[t] < 0:
-                new_id[t] = len(order)
-                order.append(t)
-        i += 1
-    out = new_id[qtrans[np.array(order)]].astype(np.int32)
+    found = [np.asarray(order, np.int64)]
+    frontier = found[0][1:]           # breadth-first from the starts, a level at a time (DEAD not expanded)
+    while len(frontier):
+        targets = qtrans[frontier].ravel()        # in the order a queue would meet them: state, then byte
+        fresh = targets[new_id[targets] < 0]
+        first = np.unique(fresh, return_index=True)[1]
+        frontier = fresh[np.sort(first)]
+        new_id[frontier] = np.arange(len(frontier)) + sum(len(part) for part in found)
+        found.append(frontier)
+    out = new_id[qtrans[np.concatenate(found)]].astype(np.int32)
     return out, new_id[block]
 
 
