@@ -246,10 +246,13 @@ def row_classes(rows: np.ndarray) -> np.ndarray:
     grouped by a 64-bit hash and checked against their group's first row; a collision (never seen)
     falls back to sorting the rows themselves, so the result is always exact."""
     weights = _weights(rows.shape[1])
-    hashes = np.zeros(rows.shape[0], dtype=np.uint64)
-    for lo in range(0, rows.shape[1], _HASH_COLUMNS):      # in slices: small temporaries for wide rows
-        hi = lo + _HASH_COLUMNS
-        hashes += (rows[:, lo:hi].astype(np.uint64) * weights[lo:hi]).sum(axis=1, dtype=np.uint64)
+    if rows.dtype == np.int64:          # the same bits as unsigned: the product wraps as the sum below
+        hashes = np.einsum("ij,j->i", rows.view(np.uint64), weights)
+    else:
+        hashes = np.zeros(rows.shape[0], dtype=np.uint64)
+        for lo in range(0, rows.shape[1], _HASH_COLUMNS):      # in slices: small temporaries for wide rows
+            hi = lo + _HASH_COLUMNS
+            hashes += np.einsum("ij,j->i", rows[:, lo:hi].astype(np.uint64), weights[lo:hi])
     _, first, inverse = np.unique(hashes, return_index=True, return_inverse=True)
     inverse = inverse.ravel()
     if (rows == rows[first[inverse]]).all():
