@@ -298,36 +298,25 @@ class _Block:
 
 
 def _first_byte_blocks(representatives: list[bytes]) -> list[_Block]:
-    """The class representatives (numbered by first byte, then longest first) as blocks."""
-    blocks = []
-    lo = 0
-    while lo < len(representatives):
-        byte = representatives[lo][0]
-        hi = lo
-        while hi < len(representatives) and representatives[hi][0] == byte:
-            hi += 1
-        rest, order, active = _padded([data[1:] for data in representatives[lo:hi]])
-        assert (order == np.arange(hi - lo)).all(), "token_classes numbers each block longest first"
-        blocks.append(_Block(byte, lo, hi, rest, active))
-        lo = hi
-    return blocks
-
-
-def _padded(representatives: list[bytes]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Byte strings sorted by length (longest first, stably) as a padded byte matrix; (matrix, the
-    order, how many rows still have a byte in each column)."""
+    """The class representatives (numbered by first byte, then longest first) as blocks: one padded
+    matrix of every representative's bytes after the first, sliced per block."""
     lengths = np.fromiter(map(len, representatives), dtype=np.int64, count=len(representatives))
-    order = np.argsort(-lengths, kind="stable")
-    width = int(lengths.max()) if len(lengths) else 0
-    matrix = np.zeros((len(representatives), width), dtype=np.uint8)
-    flat = np.frombuffer(b"".join(representatives[i] for i in order), dtype=np.uint8)
-    sorted_lengths = lengths[order]
-    rows = np.repeat(np.arange(len(order)), sorted_lengths)
-    starts = np.cumsum(sorted_lengths) - sorted_lengths
-    cols = np.arange(len(flat)) - np.repeat(starts, sorted_lengths)
-    matrix[rows, cols] = flat
-    active = np.searchsorted(-sorted_lengths, -np.arange(1, width + 1), side="right")
-    return matrix, order, active
+    data = np.frombuffer(b"".join(representatives), dtype=np.uint8)
+    starts = np.cumsum(lengths) - lengths
+    first = data[starts]
+    rest = lengths - 1
+    matrix = np.zeros((len(representatives), int(rest.max(initial=0))), dtype=np.uint8)
+    rows = np.repeat(np.arange(len(representatives)), rest)
+    cols = np.arange(int(rest.sum())) - np.repeat(np.cumsum(rest) - rest, rest)
+    matrix[rows, cols] = data[np.repeat(starts + 1, rest) + cols]
+    bounds = np.concatenate([[0], np.flatnonzero(np.diff(first)) + 1, [len(representatives)]]).tolist()
+    blocks = []
+    for lo, hi in zip(bounds, bounds[1:]):
+        width = int(rest[lo]) if hi > lo else 0
+        assert (np.diff(rest[lo:hi]) <= 0).all(), "token_classes numbers each block longest first"
+        active = np.searchsorted(-rest[lo:hi], -np.arange(1, width + 1), side="right")
+        blocks.append(_Block(int(first[lo]), lo, hi, np.ascontiguousarray(matrix[lo:hi, :width]), active))
+    return blocks
 
 
 _SCAN_BRANCHES = 1 << 18     # (reached state, class) pairs one scan covers: a few MB per array
@@ -335,7 +324,7 @@ _SCAN_BRANCHES = 1 << 18     # (reached state, class) pairs one scan covers: a f
 
 def _scan_from(lexer: LexerTables, contexts: LexerContexts, starts: np.ndarray, matrix: np.ndarray,
                active: np.ndarray, trie: _TrieBuilder) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Scan the rows of `matrix` (padded bytes, longest first; `active` as `_padded` gives it) from
+    """Scan the rows of `matrix` (padded bytes, longest first; `active[j]`: how many rows have a byte in column j) from
     each lexer state of `starts` at once: per branch, its (start index * rows + row), the trie node of
     the lexemes it closed and its open state (DEAD if dead). A row has one branch per start, unless a
     lexeme it closes hands over to several contexts: then one per context (appended). Only branches
