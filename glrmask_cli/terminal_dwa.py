@@ -30,6 +30,7 @@ import numpy as np
 
 from glrmask_cli.errors import LimitExceeded
 from glrmask_cli.lexer.contextual import ContextualLexer
+from glrmask_cli.lexer.dfa import row_classes
 from glrmask_cli.progress import NO_PROGRESS, Progress, Ticker
 from glrmask_runtime.tables import DEAD, END_OF_INPUT, SHIFT, START, LexerTables, LRTables, unpack_actions
 
@@ -403,25 +404,33 @@ def build_terminal_dwa(lexer: LexerTables, token_bytes: Sequence[bytes], special
     blocks = _first_byte_blocks(representatives)
     block_rows = []
     block_pick = np.zeros((lexer.n_states, len(blocks)), dtype=np.int32)
+    alike = _alike_for(lexer, contexts, {block.rest.shape[1] for block in blocks})
     ticker = Ticker(progress, len(blocks), "first bytes")
     for k, block in enumerate(blocks):
         after = lexer.transitions[:, block.byte].astype(np.int64)
         after[DEAD] = DEAD
         reached = np.unique(after[after != DEAD])
         width = block.hi - block.lo
-        found = np.full((len(reached) + 1, width), NO_OUTCOME, dtype=np.int32)   # row 0: dead
+        # a state that does to every rest of this block what an earlier one does shares its row
+        _, first, group = np.unique(alike[block.rest.shape[1]][reached], return_index=True, return_inverse=True)
+        row_of = np.argsort(np.argsort(first))[group.reshape(-1)] + 1       # rows in the order of first states
+        scanned_all = np.sort(first)
+        found = np.full((len(first) + 1, width), NO_OUTCOME, dtype=np.int32)   # row 0: dead
         chunk = max(1, _SCAN_BRANCHES // width)
         for lo in range(0, len(reached), chunk):     # several reached states per scan
-            starts = reached[lo:lo + chunk]
-            keys, nodes, ends = _scan_from(lexer, contexts, starts, block.rest, block.active, trie)
+            at = np.flatnonzero((scanned_all >= lo) & (scanned_all < lo + chunk))
+            if not len(at):
+                continue
+            keys, nodes, ends = _scan_from(lexer, contexts, reached[scanned_all[at]], block.rest, block.active, trie)
             finals = lexer.viable_sets[ends]
             alive = (ends != DEAD) & (finals != 0)
-            part = found[lo + 1:lo + 1 + len(starts)].reshape(-1)
+            part = found[1 + at[0]:1 + at[-1] + 1].reshape(-1)
             if len(keys) == len(part):      # one branch per (state, class)
                 part[alive] = _intern_outcomes(outcome_index, nodes[alive], finals[alive])
             else:
                 part[:] = _intern_paths(outcome_index, len(part), keys[alive], nodes[alive], finals[alive])
-        block_pick[:, k] = np.where(after != DEAD, np.searchsorted(reached, after) + 1, 0)
+        if len(reached):
+            block_pick[:, k] = np.where(after != DEAD, row_of[np.searchsorted(reached, after)], 0)
         block_rows.append(found)
         ticker.advance()
     eos_outcome = np.full(lexer.n_states, NO_OUTCOME, dtype=np.int32)
@@ -444,6 +453,28 @@ def build_terminal_dwa(lexer: LexerTables, token_bytes: Sequence[bytes], special
         block_pick=block_pick,
         eos_outcome=eos_outcome,
     )
+
+
+def _alike_for(lexer: LexerTables, contexts: LexerContexts, widths: set[int]) -> dict[int, np.ndarray]:
+    """Per width w, a group per lexer state such that states of one group do the same to every byte
+    string of at most w bytes (the same closes, hand-overs and open lexeme's viable set): Moore's
+    refinement of those labels, stopped after w rounds. A bounded string (`{0,500}`) has a state per
+    count, and every count a token cannot reach the end from is one group."""
+    labels = np.concatenate([lexer.viable_sets[:, None], lexer.close_sets[:, :256], contexts.restart[:, None],
+                             (np.arange(lexer.n_states) == DEAD)[:, None]], axis=1).astype(np.int64)
+    transitions = lexer.transitions[:, :256].astype(np.int64)
+    columns = transitions[:, np.unique(row_classes(transitions.T), return_index=True)[1]]
+    group = row_classes(labels)
+    alike = {}
+    for rounds in range(max(widths, default=0) + 1):
+        if rounds in widths:
+            alike[rounds] = group
+        finer = row_classes(np.concatenate([group[:, None], group[columns]], axis=1))
+        if finer.max() == group.max():      # stable: no longer string tells more apart
+            alike.update((w, group) for w in widths if w > rounds)
+            break
+        group = finer
+    return alike
 
 
 def _state_close(lexer: LexerTables) -> np.ndarray:

@@ -154,13 +154,20 @@ def build_rows(dwa: ParserDWA, tdwa: TerminalDWA, progress: Progress = NO_PROGRE
     # state's row, so equal digests of different rows (never seen) are computed apart, not shared
     per_row: dict[bytes, list[tuple[int, tuple[list[int], np.ndarray, list[bytes]]]]] = {}
     per_present: dict[bytes, _Masks] = {}      # present outcomes -> their masks
+    # lexer states with the same picks of block rows have the same outcome row: looked up first
+    picks = np.concatenate([tdwa.block_pick, tdwa.eos_outcome[:, None]], axis=1)
+    per_picks: dict[bytes, tuple[list[int], np.ndarray, list[bytes]]] = {}
     for q in range(n_lexer_states):
-        outcome = tdwa.outcome_row(q)
-        same_digest = per_row.setdefault(hashlib.blake2b(outcome.tobytes(), digest_size=16).digest(), [])
-        at_q = next((found for other, found in same_digest if np.array_equal(tdwa.outcome_row(other), outcome)), None)
+        at_q = per_picks.get(picks_key := picks[q].tobytes())
         if at_q is None:
-            at_q = _rows_at(outcome, n_outcomes, holders, per_present, pool, roots, future)
-            same_digest.append((q, at_q))
+            outcome = tdwa.outcome_row(q)
+            same_digest = per_row.setdefault(hashlib.blake2b(outcome.tobytes(), digest_size=16).digest(), [])
+            at_q = next((found for other, found in same_digest if np.array_equal(tdwa.outcome_row(other), outcome)),
+                        None)
+            if at_q is None:
+                at_q = _rows_at(outcome, n_outcomes, holders, per_present, pool, roots, future)
+                same_digest.append((q, at_q))
+            per_picks[picks_key] = at_q
         q_roots.append(at_q[0])
         entries.append((at_q[1], at_q[2]))
         ticker.advance()
