@@ -10,7 +10,11 @@ Per cell (grammar, tokenizer): build the artifact, then
   3. random walks: outputs ending in EOS must parse with lark (`walk_parse_failures`), `dead_ends`;
      one lark rejects while its rules accept our lexemes of it is a `semantic_differences` (lexing).
   4. llguidance: its packed mask at every document step vs ours (`llguidance_disagreements`, by class).
-Also `unsupported` rows: grammars `glrmask build` must refuse with a one-line message.
+Also `unsupported` rows: grammars `glrmask build` must refuse with a one-line message, and the schema
+cell `maskbench` (devtools/schema_exactness.py: the MaskBench sample's 202 JSON Schemas compiled with
+`compile_json_schema`, their valid and invalid instances replayed and judged by `jsonschema`, brute
+force at sampled states, random walks judged by `jsonschema`; by default x Llama-3 only; --quick:
+every 4th schema, fewer states and walks).
 Writes reports/exactness.json (merged: a run replaces its own cells, each stamped with date and commit)
 and the table reports/exactness.md. Usage: python -m devtools.exactness [--quick] [--grammars a,b] [--tokenizers x,y]
 """
@@ -34,7 +38,7 @@ from pathlib import Path
 
 from lark import Lark
 
-from devtools import code_documents, keyword_grammar, llguidance_oracle
+from devtools import code_documents, keyword_grammar, llguidance_oracle, schema_exactness
 from devtools.brute_force import TokenTrie, brute_force_mask, random_walk, sampled_states
 from devtools.builds import JSON_GRAMMAR, LARK_GRAMMARS, REPO_ROOT, built
 from devtools.data import (
@@ -331,11 +335,15 @@ TARGETS = ["unsound_steps", "valid_rejected", "invalid_accepted", "mask_mismatch
 
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m devtools.exactness")
-    parser.add_argument("--quick", action="store_true", help="gpt2 and cl100k only, fewer states and walks")
-    parser.add_argument("--grammars", default=",".join(c.name for c in CASES),
-                        help="comma-separated cell names, or `unsupported` for the refused grammars")
+    parser.add_argument("--quick", action="store_true", help="gpt2 and cl100k only, fewer states and walks; "
+                        f"{SCHEMA}: every 4th schema")
+    parser.add_argument("--grammars", default=",".join([*(c.name for c in CASES), SCHEMA]),
+                        help=f"comma-separated cell names, `{SCHEMA}` for the schema cell, or `unsupported` for "
+                             "the refused grammars")
     parser.add_argument("--tokenizers", default=None, help="comma-separated tokenizer files (default: all; --quick: "
-                                                          f"the first two): {', '.join(TOKENIZERS)}")
+                                                          f"the first two; {SCHEMA}: "
+                                                          f"{', '.join(schema_exactness.SCHEMA_TOKENIZERS)}): "
+                                                          f"{', '.join(TOKENIZERS)}")
     parser.add_argument("--no-llguidance", action="store_true", help="skip oracle 4")
     # latex.lark needs the most: up to 6.4 GB of address space and 35 CPU minutes (o200k, Llama-3)
     parser.add_argument("--max-gb", type=float, default=12.0, help="address-space cap per cell process")
@@ -344,9 +352,10 @@ def main() -> None:
     tokenizers = args.tokenizers.split(",") if args.tokenizers else TOKENIZERS[:2] if args.quick else TOKENIZERS
     n_states, n_walks = (10, 10) if args.quick else (40, 30)
     wanted = set(args.grammars.split(","))
-    unknown = wanted - {c.name for c in CASES} - {"unsupported"}
+    unknown = wanted - {c.name for c in CASES} - {SCHEMA, "unsupported"}
     if unknown:
-        parser.error(f"unknown grammars {sorted(unknown)}; known: {', '.join(c.name for c in CASES)}, unsupported")
+        parser.error(f"unknown grammars {sorted(unknown)}; known: {', '.join(c.name for c in CASES)}, {SCHEMA}, "
+                     "unsupported")
     if set(tokenizers) - set(TOKENIZERS):
         parser.error(f"unknown tokenizers {sorted(set(tokenizers) - set(TOKENIZERS))}; known: {', '.join(TOKENIZERS)}")
     provenance = {"commit": _commit(), "tier": "quick" if args.quick else "full"}
@@ -362,6 +371,13 @@ def main() -> None:
                     too_large = f"x {tokenizer}: {cell['error']}"
             print(_row(cell), flush=True)
             save([cell | provenance])     # after each cell: a long run that stops keeps what it measured
+    if SCHEMA in wanted:
+        tier = "quick" if args.quick else "full"
+        for tokenizer in args.tokenizers.split(",") if args.tokenizers else schema_exactness.SCHEMA_TOKENIZERS:
+            cell = _isolated(_run_schema_reported, (tokenizer, tier), SCHEMA, tokenizer, args.max_gb,
+                             args.max_minutes)
+            print(_row(cell), flush=True)
+            save([cell | provenance])
     if "unsupported" in wanted or args.grammars == parser.get_default("grammars"):
         rows = unsupported_rows()
         for row in rows:
@@ -392,8 +408,12 @@ def _commit() -> str:
     return head + ("+changes" if dirty else "")
 
 
+SCHEMA = schema_exactness.SCHEMA_GRAMMAR
+
+
 def _key(cell: dict) -> tuple[str, str, str]:
-    return cell["grammar"], cell.get("tokenizer", ""), cell.get("kind", "cell")
+    kind = cell.get("kind", "schema" if cell["grammar"] == SCHEMA else "cell")    # a schema error row has none
+    return cell["grammar"], cell.get("tokenizer", ""), kind
 
 
 def merged(old: list[dict], new: list[dict]) -> list[dict]:
@@ -403,8 +423,9 @@ def merged(old: list[dict], new: list[dict]) -> list[dict]:
     by_key = {_key(cell): cell for cell in old} | {_key(cell): cell for cell in new}
     case_order = {c.name: i for i, c in enumerate(CASES)}
     tokenizer_order = {t: i for i, t in enumerate(TOKENIZERS)}
-    return sorted(by_key.values(), key=lambda c: (c.get("kind") == "unsupported", case_order.get(c["grammar"], 99),
-                                                 c["grammar"], tokenizer_order.get(c.get("tokenizer"), 99)))
+    return sorted(by_key.values(), key=lambda c: (c.get("kind") == "unsupported", c["grammar"] == SCHEMA,
+                                                 case_order.get(c["grammar"], 99), c["grammar"],
+                                                 tokenizer_order.get(c.get("tokenizer"), 99)))
 
 
 def summary_table(cells: list[dict]) -> str:
@@ -415,7 +436,9 @@ def summary_table(cells: list[dict]) -> str:
              "Columns: devtools/exactness.py; semantic differences and llguidance classes: docs/semantics.md.", "",
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for cell in cells:
-        when = f"{cell.get('measured', '?')} {cell.get('commit', '')} {cell.get('tier', '')}".strip()
+        when = _when(cell)
+        if cell["grammar"] == SCHEMA:
+            continue
         if cell.get("kind") == "unsupported":
             seen = cell.get("expected_error_seen")
             verdict = "skipped" if seen is None else "refused as expected" if seen else "NOT refused as expected"
@@ -434,18 +457,61 @@ def summary_table(cells: list[dict]) -> str:
         met = "met" if all(cell[k] == 0 for k in TARGETS) else "MISSED: " + ", ".join(k for k in TARGETS if cell[k])
         lines.append(f"| {cell['grammar']} | {cell['tokenizer']} | " + " | ".join(str(cell[k]) for k in COLUMNS) +
                      f" | {llg_text} | {met} | {when} |")
+    schema_cells = [cell for cell in cells if cell["grammar"] == SCHEMA]
+    if schema_cells:
+        lines += ["", schema_table(schema_cells)]
     return "\n".join(lines) + "\n"
+
+
+def _when(cell: dict) -> str:
+    return f"{cell.get('measured', '?')} {cell.get('commit', '')} {cell.get('tier', '')}".strip()
+
+
+SCHEMA_COLUMNS = ["schemas", "compiled", "refused", "errors", "valid", "invalid", "steps", "valid_completed",
+                  "invalid_refused", "valid_rejected", "invalid_accepted", "early_eos_invalid", "unsound_steps",
+                  "masks_beyond_recognizer", "commit_rejected", "states", "mask_mismatches", "walks",
+                  "walks_completed", "capped", "walk_invalid", "dead_ends"]
+
+
+def schema_table(cells: list[dict]) -> str:
+    """The schema cells' table of reports/exactness.md (columns: devtools/schema_exactness.py)."""
+    head = ["grammar", "tokenizer", *(c.replace("_", " ") for c in SCHEMA_COLUMNS), "departures", "refused by",
+            "targets", "seconds", "measured"]
+    lines = ["## JSON Schema cells", "",
+             "Columns and departure classes: devtools/schema_exactness.py, docs/json-schema.md (\"Departures\").", "",
+             "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for cell in cells:
+        if "skipped" in cell or "error" in cell:
+            what = "skipped" if "skipped" in cell else "ERROR"
+            reason = (cell.get("skipped") or cell.get("error", ""))[:160].replace("|", "/")
+            lines.append(f"| {cell['grammar']} | {cell['tokenizer']} |" + " |" * (len(SCHEMA_COLUMNS) + 2) +
+                         f" {what}: {reason} | | {_when(cell)} |")
+            continue
+        targets = schema_exactness.TARGETS
+        met = "met" if all(cell[k] == 0 for k in targets) else "MISSED: " + ", ".join(k for k in targets if cell[k])
+        departures = ", ".join(f"{k} {v}" for k, v in cell["departures"].items()) or "none"
+        refused = ", ".join(f"{k} {v}" for k, v in cell["refused_by"].items()) or "none"
+        lines.append(f"| {cell['grammar']} | {cell['tokenizer']} | " +
+                     " | ".join(str(cell[k]) for k in SCHEMA_COLUMNS) +
+                     f" | {departures} | {refused} | {met} | {cell['seconds']} | {_when(cell)} |")
+    return "\n".join(lines)
 
 
 def _run_isolated(case_name: str, tokenizer: str, n_states: int, n_walks: int, llguidance: bool,
                   max_gb: float, max_minutes: float) -> dict:
+    return _isolated(_run_reported, (case_name, tokenizer, n_states, n_walks, llguidance), case_name, tokenizer,
+                     max_gb, max_minutes)
+
+
+def _isolated(function: Callable[..., dict], args: tuple, case_name: str, tokenizer: str, max_gb: float,
+              max_minutes: float) -> dict:
     """One cell in a fresh process under a memory and a CPU-time cap: a cell that blows up or runs
     away is an error row and the matrix goes on (an 8-cell run in one process once reached 12.6 GB
     and met the OOM killer; sympy's latex.lark once built for over 25 CPU minutes at 6.5 GB)."""
     with ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"),
                              initializer=_limit_resources, initargs=(max_gb, max_minutes)) as pool:
         try:
-            return pool.submit(_run_reported, case_name, tokenizer, n_states, n_walks, llguidance).result()
+            return pool.submit(function, *args).result()
         except BrokenProcessPool:
             return {"grammar": case_name, "tokenizer": tokenizer,
                     "error": f"stopped: the cell's process died (caps: {max_gb} GB, {max_minutes} CPU minutes)"}
@@ -468,6 +534,16 @@ def _run_reported(case_name: str, tokenizer: str, n_states: int, n_walks: int, l
         return {"grammar": case.name, "tokenizer": tokenizer, "error": f"{type(err).__name__}: {err}"}
 
 
+def _run_schema_reported(tokenizer: str, tier: str) -> dict:
+    """The schema cell (devtools/schema_exactness.py), missing data or an exception reported."""
+    try:
+        return schema_exactness.run_schema_cell(tokenizer, _spec(tokenizer), schema_exactness.TIERS[tier])
+    except DataUnavailable as err:
+        return {"grammar": SCHEMA, "tokenizer": tokenizer, "skipped": str(err)}
+    except Exception as err:
+        return {"grammar": SCHEMA, "tokenizer": tokenizer, "error": f"{type(err).__name__}: {err}"}
+
+
 def _row(cell: dict) -> str:
     if cell.get("kind") == "unsupported":
         seen = cell.get("expected_error_seen")
@@ -477,6 +553,9 @@ def _row(cell: dict) -> str:
     for key in ("skipped", "error"):
         if key in cell:
             return head + f" {key.upper()} " + cell[key][:120]
+    if cell["grammar"] == SCHEMA:
+        return (head + " " + " ".join(f"{k}={cell[k]}" for k in SCHEMA_COLUMNS) + f" departures={cell['departures']}"
+                f" refused_by={cell['refused_by']} ({cell['seconds']} s)")
     llg = cell.get("llguidance", {})
     llg_text = (f"llguidance: not run ({llg['not_run'][:60]})" if "not_run" in llg else
                 f"llguidance_steps={llg['llguidance_steps']} llguidance_disagreements={llg['llguidance_disagreements']}"
