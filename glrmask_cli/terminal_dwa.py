@@ -526,6 +526,9 @@ def spell_out_closes(tdwa: TerminalDWA, lexer: LexerTables, max_outcomes: int | 
     index: dict[OutcomeKey, int] = {(o.paths[0] if not o.more else o.paths): i for i, o in enumerate(outcomes)}
     plans = []      # per (block, close set, hand-over STARTs): the deferred states, their columns' keys
     keys: set[tuple[int, tuple[int, ...], tuple[int, ...]]] = set()
+    # per hand-over STARTs (the same for every lexeme handing over so), per block: the distinct
+    # columns of what the tokens do from them, each class's column, the columns where one can go on
+    columns_after: dict[tuple[int, ...], list[tuple[list[tuple[int, ...]], np.ndarray, list[tuple[int, ...]]]]] = {}
     for k, lo in enumerate(tdwa.block_starts[:-1].tolist()):
         closes = tdwa.state_close[:, int(tdwa.class_first[lo])]
         states = np.flatnonzero((tdwa.block_pick[:, k] == 0) & (closes != 0))
@@ -533,15 +536,14 @@ def spell_out_closes(tdwa: TerminalDWA, lexer: LexerTables, max_outcomes: int | 
         for q, closed in zip(states.tolist(), closes[states].tolist()):
             hand_over = contexts.hand_over(q, closed)
             by_hand_over.setdefault((closed, hand_over), []).append(q)
-        columns_after: dict[tuple[int, ...], tuple[list[tuple[int, ...]], np.ndarray, list[tuple[int, ...]]]] = {}
         for (closed, hand_over), members in sorted(by_hand_over.items()):
-            distinct = columns_after.get(hand_over)     # the same for every lexeme handing over so
-            if distinct is None:
-                columns, which = _distinct_columns(np.stack([tdwa.block_rows[k][tdwa.block_pick[s, k]]
-                                                             for s in hand_over]))
-                reached = [column for column in columns if any(o != NO_OUTCOME for o in column)]
-                distinct = columns_after[hand_over] = (columns, which, reached)
-            columns, which, reached = distinct
+            per_block = columns_after.get(hand_over)
+            if per_block is None:
+                after = np.stack([tdwa.outcome_row(s)[:tdwa.n_classes] for s in hand_over])
+                per_block = columns_after[hand_over] = [
+                    (columns, which, [column for column in columns if any(o != NO_OUTCOME for o in column)])
+                    for columns, which in _distinct_columns_by_block(after, tdwa.block_starts)]
+            columns, which, reached = per_block[k]
             keys.update(zip(repeat(closed), repeat(hand_over), reached))
             plans.append((k, members, closed, hand_over, columns, which))
     if max_outcomes is not None and len(outcomes) + len(keys) > max_outcomes:
@@ -611,41 +613,24 @@ def merge_terminals(tdwa: TerminalDWA, term_sets: Sequence[tuple[int, ...]],
     return merged, class_sets
 
 
-def _distinct_columns(after: np.ndarray) -> tuple[list[tuple[int, ...]], np.ndarray]:
-    """The distinct columns of `after` (outcome ids per hand-over START x class), sorted, and each
-    class's column among them."""
-    if len(after) == 1:       # one START: a 1-D unique, much cheaper than one over columns
-        values, which = _distinct_values(after[0])
-        return [(v,) for v in values.tolist()], which
-    base = int(after.max(initial=0)) + 2     # ids are >= NO_OUTCOME = -1: digits 0 .. base - 1
-    if base ** len(after) >= 1 << 62:
-        columns, which = np.unique(after, axis=1, return_inverse=True)
-        return [tuple(column) for column in columns.T.tolist()], which.reshape(-1)
-    keys = np.zeros(after.shape[1], dtype=np.int64)    # a column as one number, first START first
-    for row in after:
-        keys = keys * base + (row.astype(np.int64) + 1)
-    distinct, which = _distinct_values(keys)
-    digits = np.empty((len(after), len(distinct)), dtype=np.int64)
-    for i in reversed(range(len(after))):
-        distinct, digits[i] = np.divmod(distinct, base)
-    return [tuple(column) for column in (digits - 1).T.tolist()], which
-
-
-def _distinct_values(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """`np.unique(values, return_inverse=True)` of integers, by a presence table over their range
-    where that is no longer than the array (outcome ids: a schema's build asks 1,500 times), else
-    by numpy's sort."""
-    if not len(values):
-        return values, np.zeros(0, dtype=np.int64)
-    low, high = int(values.min()), int(values.max())
-    if high - low > 4 * len(values) + 1024:
-        distinct, which = np.unique(values, return_inverse=True)
-        return distinct, which.reshape(-1)
-    offset = values.astype(np.int64) - low
-    seen = np.zeros(high - low + 1, dtype=bool)
-    seen[offset] = True
-    rank = np.cumsum(seen) - 1
-    return (np.flatnonzero(seen) + low).astype(values.dtype), rank[offset]
+def _distinct_columns_by_block(after: np.ndarray,
+                               block_starts: np.ndarray) -> list[tuple[list[tuple[int, ...]], np.ndarray]]:
+    """Per block of classes (block k: classes block_starts[k] .. block_starts[k + 1] - 1), the
+    distinct columns of `after` (outcome ids per hand-over START x class) in it, in ascending order,
+    and each of its classes' column among them: one sort for every block."""
+    blocks = len(block_starts) - 1
+    block = np.repeat(np.arange(blocks), np.diff(block_starts))
+    order = np.lexsort(tuple(after[::-1]) + (block,))          # by block, then column
+    in_block, column = block[order], after[:, order]
+    new = np.ones(len(order), dtype=bool)
+    new[1:] = (in_block[1:] != in_block[:-1]) | (column[:, 1:] != column[:, :-1]).any(axis=0)
+    distinct_id = np.empty(len(order), dtype=np.int64)
+    distinct_id[order] = np.cumsum(new) - 1
+    firsts = np.flatnonzero(new)
+    columns = [tuple(c) for c in column[:, firsts].T.tolist()]
+    bounds = np.searchsorted(in_block[firsts], np.arange(blocks + 1)).tolist()
+    return [(columns[bounds[k]:bounds[k + 1]], distinct_id[block_starts[k]:block_starts[k + 1]] - bounds[k])
+            for k in range(blocks)]
 
 
 def _ignored_only(lexer: LexerTables) -> np.ndarray:
