@@ -124,7 +124,8 @@ class TerminalDWA:
     block: block k is classes block_starts[k]..block_starts[k+1]-1. `outcome_row(q)[c]`: outcome id
     (index into `outcomes`) of class c at lexer state q, or NO_OUTCOME; stored factored, since a
     token whose first byte extends q's lexeme depends on q only through the state that byte reaches:
-    block_rows[k][block_pick[q, k]] is block k's part of q's row (block_rows[k][0]: no outcome), and
+    block_rows[k][block_pick[q, k]] is block k's part of q's row (block_rows[k][0]: no outcome; a
+    block's rows are distinct, so lexer states with equal rows have equal picks), and
     eos_outcome[q] the EOS class's (lexer states x classes would be 2 GB at 3,000 keywords).
     class_first[c]: the first byte of class c's tokens; 256 for the EOS and never classes.
     state_close[q, b]: term-set id the open lexeme of q closes as when byte b cannot extend it (a
@@ -431,6 +432,7 @@ def build_terminal_dwa(lexer: LexerTables, token_bytes: Sequence[bytes], special
                 part[:] = _intern_paths(outcome_index, len(part), keys[alive], nodes[alive], finals[alive])
         if len(reached):
             block_pick[:, k] = np.where(after != DEAD, row_of[np.searchsorted(reached, after)], 0)
+        found, block_pick[:, k] = _distinct_rows(found, block_pick[:, k])
         block_rows.append(found)
         ticker.advance()
     eos_outcome = np.full(lexer.n_states, NO_OUTCOME, dtype=np.int32)
@@ -475,6 +477,16 @@ def _alike_for(lexer: LexerTables, contexts: LexerContexts, widths: set[int]) ->
             break
         group = finer
     return alike
+
+
+def _distinct_rows(rows: np.ndarray, pick: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A block's rows without repeats, in the order they first occur (row 0, no outcome, stays
+    first), and `pick` (row per lexer state) pointing into them."""
+    group = row_classes(rows)
+    kept = np.sort(np.unique(group, return_index=True)[1])
+    index = np.empty(len(kept), dtype=np.int32)
+    index[group[kept]] = np.arange(len(kept))
+    return rows[kept], index[group][pick]
 
 
 def _state_close(lexer: LexerTables) -> np.ndarray:
@@ -567,6 +579,8 @@ def spell_out_closes(tdwa: TerminalDWA, lexer: LexerTables, max_outcomes: int | 
                          dtype=np.int32)[which]
         block_pick[np.asarray(members), k] = len(block_rows[k])
         block_rows[k] = np.concatenate([block_rows[k], row[None, :]])
+    for k in sorted({plan[0] for plan in plans}):
+        block_rows[k], block_pick[:, k] = _distinct_rows(block_rows[k], block_pick[:, k])
     return dataclasses.replace(
         tdwa, trie_parent=np.asarray(parent, dtype=np.int32), trie_set=np.asarray(term_set, dtype=np.int32),
         trie_start=np.asarray(start, dtype=np.int64), outcomes=tuple(outcomes),
@@ -606,10 +620,15 @@ def merge_terminals(tdwa: TerminalDWA, term_sets: Sequence[tuple[int, ...]],
                         for node, final in outcome.paths})
         key: OutcomeKey = paths[0] if len(paths) == 1 else tuple(paths)
         remap[old + 1] = outcomes.setdefault(key, len(outcomes))
+    block_pick = tdwa.block_pick.copy()
+    block_rows = []
+    for k, rows in enumerate(tdwa.block_rows):      # rows that differed only in merged outcomes are one now
+        merged_rows, block_pick[:, k] = _distinct_rows(remap[rows + 1], block_pick[:, k])
+        block_rows.append(merged_rows)
     merged = dataclasses.replace(
         tdwa, trie_parent=np.asarray(new_parent, dtype=np.int32), trie_set=np.asarray(new_set, dtype=np.int32),
         trie_start=np.asarray(new_start, dtype=np.int64), outcomes=_outcomes(outcomes),
-        block_rows=tuple(remap[rows + 1] for rows in tdwa.block_rows), eos_outcome=remap[tdwa.eos_outcome + 1])
+        block_rows=tuple(block_rows), block_pick=block_pick, eos_outcome=remap[tdwa.eos_outcome + 1])
     return merged, class_sets
 
 

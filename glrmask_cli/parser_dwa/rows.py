@@ -17,7 +17,6 @@ cl100k: 7 walks per new stack at the median, 42 at most, of which 2-3 can give a
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -150,24 +149,15 @@ def build_rows(dwa: ParserDWA, tdwa: TerminalDWA, progress: Progress = NO_PROGRE
     q_roots: list[list[int]] = []
     entries: list[tuple[np.ndarray, list[bytes]]] = []    # per q: its accept ids, their packed rows
     ticker = Ticker(progress, n_lexer_states, "lexer states")
-    # outcome row's digest -> (a lexer state with that row, its results); a hit is checked against that
-    # state's row, so equal digests of different rows (never seen) are computed apart, not shared
-    per_row: dict[bytes, list[tuple[int, tuple[list[int], np.ndarray, list[bytes]]]]] = {}
     per_present: dict[bytes, _Masks] = {}      # present outcomes -> their masks
-    # lexer states with the same picks of block rows have the same outcome row: looked up first
+    # a block's rows are distinct (TerminalDWA), so lexer states with equal rows have equal picks
     picks = np.concatenate([tdwa.block_pick, tdwa.eos_outcome[:, None]], axis=1)
     per_picks: dict[bytes, tuple[list[int], np.ndarray, list[bytes]]] = {}
     for q in range(n_lexer_states):
-        at_q = per_picks.get(picks_key := picks[q].tobytes())
+        at_q = per_picks.get(key := picks[q].tobytes())
         if at_q is None:
-            outcome = tdwa.outcome_row(q)
-            same_digest = per_row.setdefault(hashlib.blake2b(outcome.tobytes(), digest_size=16).digest(), [])
-            at_q = next((found for other, found in same_digest if np.array_equal(tdwa.outcome_row(other), outcome)),
-                        None)
-            if at_q is None:
-                at_q = _rows_at(outcome, n_outcomes, holders, per_present, pool, roots, future)
-                same_digest.append((q, at_q))
-            per_picks[picks_key] = at_q
+            at_q = per_picks[key] = _rows_at(tdwa.outcome_row(q), n_outcomes, holders, per_present, pool, roots,
+                                             future)
         q_roots.append(at_q[0])
         entries.append((at_q[1], at_q[2]))
         ticker.advance()
