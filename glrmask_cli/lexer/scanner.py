@@ -94,7 +94,10 @@ def build_lexer(terminals: Sequence[TerminalSpec], ignore: Sequence[str],
     combo = _Combined(components, dfas, limits.max_lexer_states)
     trans, states = combo.determinize()
     close_ids = combo.close_labels(states)
-    block = moore_partition(trans, row_classes(close_ids))
+    # START (nothing open) stays apart from a state with the same future but a lexeme open (a
+    # whitespace prefix every terminal allows): the output may end at START, not there
+    at_start = (np.arange(len(close_ids)) == START)[:, None]
+    block = moore_partition(trans, row_classes(np.concatenate([close_ids, at_start], axis=1)))
     new_trans, ids = renumber(trans, block, [START])
     keep = ids >= 0
     close_sets = np.zeros((new_trans.shape[0], 257), np.int32)
@@ -194,7 +197,9 @@ class _Combined:
 
     def determinize(self):
         """Subset construction over the union (deterministic parts: a state = tuple of ids)."""
-        keys: dict[tuple[int, ...], int] = {(): DEAD, self.starts: START}
+        # START is not a key: bytes that lead back to the same members (an optional prefix every
+        # terminal loops on) reach a state of their own, with a lexeme open
+        keys: dict[tuple[int, ...], int] = {(): DEAD}
         states: list[tuple[int, ...]] = [(), self.starts]
         rows = [np.zeros(self.n_classes, np.int64)]
         i = START

@@ -38,6 +38,23 @@ def test_every_short_text_gets_larks_contextual_verdict(name, tmp_path):
     assert any(contextual.check_bytes(t.encode()).ok != basic.check_bytes(t.encode()).ok for t in texts)
 
 
+# Every terminal after a value starts with optional spaces (as a lowered JSON Schema's punctuation):
+# the output may end after "1", not after "1 ", where a lexeme is open (the lexer once reached its
+# START again on the spaces, and took the output for complete there)
+PREFIXED = ('start: value\nvalue: LSQB [value (COMMA value)*] RSQB | NUMBER\nNUMBER: /[0-9]+/\n'
+            'LSQB: /\\[ */\nRSQB: / *\\]/\nCOMMA: / *, */\n')
+
+
+@pytest.mark.parametrize("lexer", ["contextual", "basic"])
+def test_an_optional_prefix_every_terminal_allows_is_an_open_lexeme(lexer, tmp_path):
+    path = tmp_path / "prefixed.lark"
+    path.write_text(PREFIXED)
+    judge = lark.Lark(PREFIXED, parser="lalr", lexer=lexer)
+    checker = load_checker(path, lexer=lexer)
+    assert not checker.check_bytes(b"1 ").ok
+    assert_lark_verdicts(judge, checker, list(short_texts("1[], ", 5)))
+
+
 def _mutations(text: str, rng: random.Random) -> list[str]:
     i = rng.randrange(len(text) + 1)
     return [text[:i], text[:i] + text[i + 1:], text[:i] + rng.choice("(), '=a1@;") + text[i:]]
