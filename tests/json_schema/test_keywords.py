@@ -1,7 +1,8 @@
 """patternProperties, not, multipleOf, decimal bounds, oneOf proofs, strings under several keywords,
-formats uri and uri-reference (docs/json-schema.md): every verdict of the lowered grammar on
-generated instances, valid and invalid, equals the `jsonschema` package's (formats asserted), up
-to the documented departures; what is not compiled exactly is a one-line error with its JSON pointer."""
+formats uri, uri-reference and duration, and hostname's regexp, refused for its size
+(docs/json-schema.md): every verdict of the lowered grammar on generated instances, valid and
+invalid, equals the `jsonschema` package's (formats asserted), up to the documented departures;
+what is not compiled exactly is a one-line error with its JSON pointer."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from glrmask_cli.api import json_schema_grammar
-from glrmask_cli.json_schema import _FORMATS, SchemaUnsupported
+from glrmask_cli.json_schema import _FORMATS, _HOSTNAME, _REFUSED_FORMATS, SchemaUnsupported
 from glrmask_cli.schema_disjoint import meets
 from glrmask_cli.schema_numbers import multiples, number_range
 from tests.json_schema.test_lowering import checker_for, in_schema_order
@@ -220,6 +221,242 @@ def test_uri_formats_are_written_without_escapes(tmp_path):
     check = checker_for({"type": "string", "format": "uri"}, tmp_path)
     assert check.check_bytes(b'"http://h/p?q#f"').ok
     assert not check.check_bytes(rb'"http:\/\/h\/p"').ok and not check.check_bytes(rb'"\u0068ttp://h"').ok
+
+
+# -- format: hostname, duration -----------------------------------------------------------------
+
+HOST_LABELS = (["a", "Z", "0", "9z", "a-b", "a--b", "xn--bcher-kva", "A" * 63, "7" * 63, "a" * 61 + "-1"],
+               ["", "-a", "a-", "-", "a_b", "a b", "a" * 64, "a:b", "a/b", "é", "\u0661", "\u0131", "\u212a"])
+HOST_CHARS = "aZ09-._ é\u0661\"\\\n"
+HOST_ALPHABET = sorted({*HOST_LABELS[0], *HOST_LABELS[1], *HOST_CHARS, "a" * 50, "b" * 62, "."})
+# (valid, near-misses): values (Decimal's spellings, "," for "."), values equal to zero, what may stand
+# between the last date designator and T
+DURATION_VALUES = (["1", "0", "12", "0.5", "1,5", ".5", ",0", "5.", "-0", "+1", "-2", "1e3", "0e9", "0E-2", "007"],
+                   ["", "e", ".", "1e", "1..2", "--1", "1-", "+", "1,5.3", "1e2e3", " 1", "\u0661", "1_0"])
+DURATION_ZEROS = ["0", "00", "0.0", ",0", "-0", "+0.", "0e5", ".0E-3"]
+DURATION_DROPPED = ["", "", "", "2", "1,5", "1.5", "+-e", ",", "e", "2020-01-01", "20200101"]
+DURATION_CHARS = "PYMDWHST01.,eE+- ptmé"
+DURATION_ALPHABET = sorted({*DURATION_CHARS, *DURATION_VALUES[0], *DURATION_VALUES[1], "2020-01-01", "00:00:00",
+                            "Z", "+01:00"})
+
+
+def host_like(rng: random.Random) -> str:
+    """One to five labels (half the time one a near-miss), a final dot one time in four, then one
+    time in five a character inserted, removed or replaced."""
+    n = rng.choice([1, 1, 2, 3, 4, 5])
+    bad = rng.randrange(2 * n)
+    text = ".".join(rng.choice(HOST_LABELS[k == bad]) for k in range(n)) + "." * (rng.random() < 0.25)
+    if text and rng.random() < 0.2:
+        i, edit = rng.randrange(len(text) + 1), rng.randrange(3)
+        text = text[:i] + (rng.choice(HOST_CHARS) if edit < 2 else "") + text[i + (edit > 0):]
+    return text
+
+
+def long_hosts() -> list[str]:
+    """Names of 249 to 256 characters, with and without a final dot, and labels of 61 to 64 characters."""
+    out = []
+    for total in range(249, 257):
+        for width in (61, 62, 63, 64):
+            labels = []
+            while sum(map(len, labels)) + len(labels) < total:
+                labels.append("x" * min(width, total - sum(map(len, labels)) - len(labels)))
+            name = ".".join(labels)
+            out += [name, name + ".", name[:-1] + "-", "9" + name[1:]]
+    return out
+
+
+def duration_like(rng: random.Random) -> str:
+    """A duration built from designators in order with values (half the time one piece a near-miss:
+    a bad value, two designators swapped, a lower-case letter, no `P`, a nonzero value before `W`),
+    then one time in five a character inserted, removed or replaced."""
+    date = "".join(c for c in "YMDW" if rng.random() < 0.4)
+    time = "".join(c for c in "HMS" if rng.random() < 0.4)
+    zeros = "W" in date and rng.random() < 0.7
+    values = [rng.choice(DURATION_ZEROS if zeros and c != "W" else DURATION_VALUES[0]) for c in date + time]
+    if rng.random() < 0.5 and values:
+        k = rng.randrange(len(values))
+        values[k] = rng.choice(DURATION_VALUES[1])
+    letters = list(date + "T" + time)
+    if rng.random() < 0.1 and len(letters) > 1:
+        i = rng.randrange(len(letters) - 1)
+        letters[i], letters[i + 1] = letters[i + 1], letters[i]
+    if rng.random() < 0.1:
+        i = rng.randrange(len(letters))
+        letters[i] = letters[i].lower()
+    date, time = "".join(letters).split("T", 1) if "T" in letters else ("".join(letters), "")
+    text = rng.choice(["", "", "", "+", "-"]) + ("P" if rng.random() < 0.95 else rng.choice(["", "p", "T"]))
+    text += "".join(v + c for v, c in zip(values, date))
+    if time or rng.random() < 0.1:
+        text += rng.choice(DURATION_DROPPED) + "T" + "".join(v + c for v, c in zip(values[len(date):], time))
+    if text and rng.random() < 0.2:
+        i, edit = rng.randrange(len(text) + 1), rng.randrange(3)
+        text = text[:i] + (rng.choice(DURATION_CHARS) if edit < 2 else "") + text[i + (edit > 0):]
+    return text
+
+
+def format_departure(text: str) -> bool:
+    """The departures: a format's string is written without escapes; `_HOSTNAME` is ASCII (the package's
+    `re` also takes Unicode's decimal digits, ı, ſ and the Kelvin sign; no duration holds non-ASCII)."""
+    return bool(ESCAPED & set(text)) or not text.isascii()
+
+
+def test_the_oracle_asserts_hostname_and_duration():
+    """jsonschema asserts hostname and duration only with optional packages, fqdn and isoduration (the
+    `test` extra): without them every string passes and the tests below would prove nothing."""
+    import importlib.util
+    for package in ("fqdn", "isoduration"):
+        assert importlib.util.find_spec(package) is not None, f"{package} is missing: jsonschema would not check"
+    host, duration = (validator({"type": "string", "format": fmt}) for fmt in ("hostname", "duration"))
+    assert host.is_valid("example.com") and not host.is_valid("-not a host-")
+    assert duration.is_valid("P1DT2H") and not duration.is_valid("one day")
+
+
+@pytest.fixture(scope="module")
+def format_checker(tmp_path_factory):
+    """A format's checker, built once; hostname lowered to `_HOSTNAME` (the lowering refuses it for its cost)."""
+    built = {}
+
+    def get(fmt):
+        if fmt not in built:
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setitem(_FORMATS, "hostname", _HOSTNAME)
+                patch.delitem(_REFUSED_FORMATS, "hostname")
+                built[fmt] = checker_for({"type": "string", "format": fmt}, tmp_path_factory.mktemp(fmt))
+        return built[fmt]
+    return get
+
+
+def generated(fmt: str) -> list[str]:
+    """4,000 values and near-misses, and hosts about the length limit (253 characters, a final dot beside)."""
+    rng, like = random.Random(37), host_like if fmt == "hostname" else duration_like
+    texts = [like(rng) for _ in range(4000)] + ["", "\n", "a\n", "P1D\n", "x", "\u0661.com"]
+    if fmt == "hostname":
+        return texts + long_hosts()
+    return texts + ["P2020-01-01T00:00:00", "P20200101T120000Z", "P1T1H", "P1,5T1H", "P0Y0,0M-0e7D2W", "P1Y1W", "PT",
+                    "P1YT", "P", "-P", "+P", "P1Y2T1H", "P1WT1H", "PT1H1W", "P1.5T1H", "P.T1H"]
+
+
+@pytest.mark.parametrize("fmt", ["duration", pytest.param("hostname", marks=pytest.mark.slow)])
+def test_hostname_and_duration_get_jsonschemas_verdict_on_generated_strings(fmt, format_checker):
+    """Through the grammar (hostname's checker takes 15 s to build: the slow tier)."""
+    texts, judge, check = generated(fmt), validator({"type": "string", "format": fmt}), format_checker(fmt)
+    assert sum(map(judge.is_valid, texts)) > 800 and sum(not judge.is_valid(t) for t in texts) > 800
+    for text in texts:
+        expected = judge.is_valid(text) and not format_departure(text)
+        assert check.check_bytes(json.dumps(text, ensure_ascii=False).encode()).ok == expected, (fmt, text)
+
+
+def test_hostname_regexp_gets_jsonschemas_verdict_on_generated_strings():
+    """The same strings against `_HOSTNAME` as Python reads it (the length lookahead sees the quote)."""
+    import re
+    ours, judge = re.compile(_HOSTNAME + '"'), validator({"type": "string", "format": "hostname"})
+    for text in generated("hostname"):
+        assert (ours.fullmatch(text + '"') is not None) == (judge.is_valid(text) and not format_departure(text)), text
+
+
+@given(st.lists(st.sampled_from(DURATION_ALPHABET), max_size=8).map("".join))
+def test_duration_gets_jsonschemas_verdict_on_pieces_in_any_order(format_checker, text):
+    expected = validator({"type": "string", "format": "duration"}).is_valid(text) and not ESCAPED & set(text)
+    assert format_checker("duration").check_bytes(json.dumps(text, ensure_ascii=False).encode()).ok == expected, text
+
+
+@pytest.mark.slow
+@given(st.lists(st.sampled_from(HOST_ALPHABET), max_size=8).map("".join))
+def test_hostname_gets_jsonschemas_verdict_on_pieces_in_any_order(format_checker, text):
+    expected = validator({"type": "string", "format": "hostname"}).is_valid(text) and not format_departure(text)
+    assert format_checker("hostname").check_bytes(json.dumps(text, ensure_ascii=False).encode()).ok == expected, text
+
+
+def test_duration_on_every_short_string():
+    """Every string of up to 4 characters over characters standing for each kind isoduration tells
+    apart (the lowered regexp, as Python reads it; the tests above take it through the grammar)."""
+    import re
+    ours, judge = re.compile(_FORMATS["duration"]), validator({"type": "string", "format": "duration"})
+    for n in range(5):
+        for text in map("".join, itertools.product("PTYMWS01,.e-Xt ", repeat=n)):
+            assert (ours.fullmatch(text) is not None) == judge.is_valid(text), text
+
+
+def test_duration_departs_only_past_decimals_range():
+    """Values are read exactly; the package multiplies each by its sign in Python's default decimal
+    context, where a value of 10^1000000 overflows (an exception, no verdict) and one of at most
+    5e-1000027 rounds to zero (and may then stand before `W`)."""
+    import decimal
+    import re
+    judge, ours = validator({"type": "string", "format": "duration"}), re.compile(_FORMATS["duration"])
+    with pytest.raises(decimal.Overflow):
+        judge.is_valid("P1e1000000Y")
+    assert ours.fullmatch("P1e1000000Y") and judge.is_valid("P1e999999Y")
+    assert judge.is_valid("P1e-1000030Y1W") and not ours.fullmatch("P1e-1000030Y1W")
+    assert not judge.is_valid("P1e-1000000Y1W") and not ours.fullmatch("P1e-1000000Y1W")
+
+
+def _differ(a: str, b: str) -> bool:
+    """Some text matches exactly one of two terminal regexps (their DFAs as the lexer builds them,
+    walked together; `meets` cannot take the complement of a regexp with lookarounds)."""
+    import numpy as np
+
+    from glrmask_cli.lexer.dfa import DEAD, EOF, START, determinize
+    from glrmask_cli.lexer.nfa import build_nfa
+    from glrmask_cli.lexer.syntax import parse_pattern
+    da, db = (determinize(build_nfa(parse_pattern(r))) for r in (a, b))
+    seen, frontier = {(START, START)}, [(START, START)]
+    while frontier:
+        sa, sb = frontier.pop()
+        if da.close[sa, EOF] != db.close[sb, EOF]:
+            return True
+        for pair in map(tuple, np.unique(np.stack([da.trans[sa], db.trans[sb]]), axis=1).T.tolist()):
+            if pair != (DEAD, DEAD) and pair not in seen:
+                seen.add(pair)
+                frontier.append(pair)
+    return False
+
+
+def fqdn_regexp() -> str:
+    """fqdn's regexp read in ASCII, either case (as its IGNORECASE reads it on ASCII text), unanchored."""
+    import fqdn
+    theirs = fqdn.FQDN.PREFERRED_NAME_SYNTAX_REGEXSTR.removeprefix("^").removesuffix("$")
+    return theirs.replace(r"[-A-Z\d]", "[-A-Za-z0-9]")
+
+
+def test_hostname_labels_are_the_packages_language_on_ascii():
+    """A proof beside the samples: the lowered regexp without its length lookahead and fqdn's regexp
+    have one language over strings without '"' (ASCII: the departure)."""
+    assert _HOSTNAME.startswith("(?=")
+    structure = _HOSTNAME.split('")', 1)[1]          # ours without its length lookahead
+    assert not _differ(f'"{structure}"', f'"{fqdn_regexp()}"')
+    assert _differ(f'"{structure.replace("{0,61}", "{0,62}")}"', f'"{fqdn_regexp()}"')     # it sees a difference
+
+
+@pytest.mark.slow
+def test_hostname_is_the_packages_language_on_ascii():
+    """The same with the package's length rule (at most 253 characters but a final dot, written as two
+    lookaheads) before its regexp, and ours whole: two DFAs of some 27,000 states, 15 s."""
+    length = r'(?![^"]{253}[^"]*[^".]")(?![^"]{255})'
+    assert not _differ(f'"{_HOSTNAME}"', f'"{length}{fqdn_regexp()}"')
+
+
+def test_duration_is_written_without_escapes(format_checker):
+    """The departure, as for every format: `\\u0050` is not read as `P`."""
+    check = format_checker("duration")
+    assert check.check_bytes(b'"P1D"').ok and not check.check_bytes(rb'"\u00501D"').ok
+
+
+def test_hostname_is_refused_for_the_size_of_its_exact_form():
+    """The error says why (the next test measures it)."""
+    schema = {"properties": {"h": {"type": "string", "format": "hostname"}}}
+    assert refused_at(schema) == "#/properties/h/format"
+    with pytest.raises(SchemaUnsupported, match="23,814 states"):
+        json_schema_grammar(schema)
+
+
+@pytest.mark.slow
+def test_hostnames_exact_form_is_23814_dfa_states():
+    """Labels of at most 63 characters within 253: the minimized DFA, as the lexer builds it (5 s)."""
+    from glrmask_cli.lexer.scanner import _pattern_dfa
+    from glrmask_cli.limits import DEFAULTS
+    dfa = _pattern_dfa(f'"{_HOSTNAME}"', frozenset(), DEFAULTS.max_pattern_nfa_states, DEFAULTS.max_pattern_dfa_states)
+    assert dfa.trans.shape[0] == 23_814
 
 
 # -- not ---------------------------------------------------------------------------------------
