@@ -50,7 +50,7 @@ from devtools.data import corpus_path
 from devtools.schemastore import refused_keyword
 from glrmask_cli.api import compile_json_schema, tokenizer_vocabulary
 from glrmask_cli.errors import LimitExceeded
-from glrmask_cli.json_schema import SchemaUnsupported
+from glrmask_cli.json_schema import SchemaUnsupported, resolve_pointer
 from glrmask_runtime.errors import InputRejected, TokenRejected
 
 SCHEMA_GRAMMAR = "maskbench"
@@ -97,21 +97,6 @@ def validator(schema: Any) -> Any:
 
 # ---- departure classes (docs/json-schema.md, "Departures from the specification") --------------------
 
-def _resolve(root: Any, ref: str) -> Any:
-    if not ref.startswith("#"):
-        return None
-    node = root
-    for part in [p for p in ref[1:].split("/") if p]:
-        part = part.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, dict) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
-            node = node[int(part)]
-        else:
-            return None
-    return node
-
-
 def _in_schema_order(instance: dict, schema: dict) -> bool:
     """Declared properties in schema order, other keys after them (tests/json_schema/test_lowering.py)."""
     order = list(schema.get("properties", {}))
@@ -125,7 +110,8 @@ def out_of_order(schema: Any, instance: Any, root: Any, depth: int = 0) -> bool:
     looked for through `$ref`, `anyOf`/`oneOf`/`allOf`, property values and array items."""
     if depth > 40 or not isinstance(schema, dict):
         return False
-    if isinstance(schema.get("$ref"), str) and out_of_order(_resolve(root, schema["$ref"]), instance, root, depth + 1):
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and out_of_order(resolve_pointer(root, ref), instance, root, depth + 1):
         return True
     for key in ("anyOf", "oneOf", "allOf"):
         if any(out_of_order(s, instance, root, depth + 1) for s in schema.get(key, []) if isinstance(s, dict)):

@@ -310,7 +310,7 @@ class _Lowering:
                                    f"not {ref!r}")
         if ref not in self.by_pointer:
             parts = _pointer_parts(ref)
-            target = self.target(ref)
+            target = resolve_pointer(self.root, ref)
             if target is None:
                 raise self.unsupported(path, f"reference {ref!r} points to nothing")
             name = self.by_pointer[ref] = f"r{len(self.by_pointer)}"
@@ -318,24 +318,12 @@ class _Lowering:
             self.rules[name] = self.rule(target, tuple(parts))
         return self.by_pointer[ref]
 
-    def target(self, ref: str) -> Any:
-        """The subschema a local reference points to, or None."""
-        target: Any = self.root
-        for part in _pointer_parts(ref):
-            if isinstance(target, Mapping) and part in target:
-                target = target[part]
-            elif isinstance(target, list) and part.isdigit() and int(part) < len(target):
-                target = target[int(part)]
-            else:
-                return None
-        return target
-
     def resolve(self, node: Any) -> Any:
         """`node`, or what its local `$ref` chain ends at (for proofs; keywords beside $ref left out)."""
         seen = set()
         while isinstance(node, Mapping) and isinstance(node.get("$ref"), str) and node["$ref"] not in seen:
             seen.add(node["$ref"])
-            target = self.target(node["$ref"]) if node["$ref"].startswith("#") else None
+            target = resolve_pointer(self.root, node["$ref"])
             if target is None:
                 return node
             node = target
@@ -713,6 +701,22 @@ class _Lowering:
 
     def merged_rule(self, parts: list[Part]) -> str:
         return self.rule(self.merge(parts), parts[0][1])
+
+
+def resolve_pointer(root: Any, ref: str) -> Any:
+    """The subschema a reference within the document (`#` or `#/...`, a JSON pointer) points to, or
+    None (another kind of reference, or nothing there)."""
+    if ref != "#" and not ref.startswith("#/"):
+        return None
+    target: Any = root
+    for part in _pointer_parts(ref):
+        if isinstance(target, Mapping) and part in target:
+            target = target[part]
+        elif isinstance(target, list) and part.isdigit() and int(part) < len(target):
+            target = target[int(part)]
+        else:
+            return None
+    return target
 
 
 def _pointer_parts(ref: str) -> list[str]:

@@ -205,8 +205,9 @@ def token_classes(lexer: LexerTables, token_bytes: Sequence[bytes], never: np.nd
     class_of_token[never] = n_classes + 1
     class_of_token[list(eos_ids)] = n_classes
     ordered = representative_ids[order].tolist()
-    return class_of_token, list(operator.itemgetter(*ordered)(token_bytes)) if len(ordered) > 1 else \
-        [token_bytes[i] for i in ordered]
+    if len(ordered) < 2:        # itemgetter of one id gives the item, not a tuple
+        return class_of_token, [token_bytes[i] for i in ordered]
+    return class_of_token, list(operator.itemgetter(*ordered)(token_bytes))
 
 
 _HASH_BASE = np.uint64(0x9E3779B97F4A7C15)

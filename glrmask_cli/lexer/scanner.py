@@ -238,9 +238,10 @@ class _Combined:
         accepts = np.concatenate([self.class_close, self.union_close[:, 256:]], axis=1)   # per union id
         labels = np.full((len(states), accepts.shape[1]), -1, np.int64)      # terminal id, -1: none
         lengths = np.fromiter(map(len, states), np.int64, count=len(states))
+        members_before = np.concatenate([[0], np.cumsum(lengths)])
         lo = 0
-        while lo < len(states):
-            hi = lo + max(1, int(np.searchsorted(np.cumsum(lengths[lo:]), _LABEL_ROWS, side="right")))
+        while lo < len(states):     # chunks of about _LABEL_ROWS members (one state at least)
+            hi = max(lo + 1, int(np.searchsorted(members_before, members_before[lo] + _LABEL_ROWS, side="right")) - 1)
             labels[lo:hi] = self._labels(states[lo:hi], lengths[lo:hi], accepts)
             lo = hi
         used = np.unique(labels[labels >= 0])
