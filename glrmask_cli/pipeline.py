@@ -26,7 +26,7 @@ from glrmask_cli.errors import LimitExceeded, TokenizerError
 from glrmask_cli.grammar import GrammarSpec, load_grammar
 from glrmask_cli.lexer.contextual import ContextualLexer, build_contextual_lexer
 from glrmask_cli.lexer.contextual import unproduced_warnings as contextual_unproduced
-from glrmask_cli.lexer.scanner import LexerBuild, boundary_warnings, build_lexer
+from glrmask_cli.lexer.scanner import LexerBuild, boundary_warnings, build_lexer, compile_terminals
 from glrmask_cli.lexer_option import DEFAULT_LEXER, LexerKind
 from glrmask_cli.limits import DEFAULTS, BuildLimits
 from glrmask_cli.output import write_output
@@ -88,10 +88,17 @@ class FrontEnd:
     """The stages up to the LR tables."""
 
     grammar: GrammarSpec
-    lexer: LexerBuild
+    lexer: LexerBuild | None                    # lark's basic lexer; None when the contextual one is asked for
     normalized: NormalizedGrammar
     lr: LRBuild
     contextual: ContextualLexer | None = None   # lark's contextual lexer, when asked for
+
+    @property
+    def ignored(self) -> list[int]:
+        """The ids of the %ignore'd terminals."""
+        lexer = self.contextual if self.contextual is not None else self.lexer
+        assert lexer is not None, "a front end has one of the two lexers"
+        return lexer.tables.ignored.tolist()
 
 
 class _Stages:
@@ -125,14 +132,22 @@ def compile_front_end(grammar_path: str | os.PathLike, *, start: str | None = No
                       contextual: bool = False) -> FrontEnd:
     """grammar -> lexer -> parser (BNF, normalization, canonical LR(1) tables). `grammar`: the first
     stage's result for this path and start, if already loaded (`load_grammar_stage`); `contextual`:
-    also lark's contextual lexer (one basic lexer per parser state's terminals, so after the parser)."""
+    lark's contextual lexer (one basic lexer per parser state's terminals, so after the parser)
+    instead of the basic one; the "lexer" stage then compiles each terminal alone (its errors come
+    first, and the contexts reuse the DFAs), without determinizing the union of all terminals,
+    which nothing reads then and which two large terminals can make explode (a schema with a
+    hostname and a duration field: 314 s and 7.5 GB in that union, 5 s for every context)."""
     timings = timings if timings is not None else {}
     stages = _Stages(progress, timings)
     where = str(grammar_path)
     if grammar is None:
         grammar = load_grammar_stage(grammar_path, start=start, progress=progress, timings=timings)
     with stages.stage("lexer"):
-        lexer = build_lexer(grammar.terminals, grammar.ignore, where, limits)
+        if contextual:
+            compile_terminals(grammar.terminals, where, limits)
+            lexer = None
+        else:
+            lexer = build_lexer(grammar.terminals, grammar.ignore, where, limits)
     with stages.stage("parser"):
         normalized = normalize(build_cfg(grammar), where=where, max_rhs_length=limits.max_rhs_length,
                                max_normalized_symbols=limits.max_normalized_symbols,
@@ -160,7 +175,11 @@ def compile_grammar(grammar_path: str | os.PathLike, *, tokenizer: str | Vocabul
     front = compile_front_end(grammar_path, start=start, limits=limits, progress=progress, timings=t,
                               grammar=grammar, contextual=lexer == "contextual")
     grammar, lexer_build, lr = front.grammar, front.lexer, front.lr.tables
-    tables = front.contextual.tables if front.contextual is not None else lexer_build.tables
+    if front.contextual is not None:
+        tables = front.contextual.tables
+    else:
+        assert lexer_build is not None, "the basic lexer is built when the contextual one is not"
+        tables = lexer_build.tables
     contexts = lexer_contexts(front.contextual, lr) if front.contextual is not None else None
     with stages.stage("stack effects"):
         followers = terminal_followers(lr)
@@ -168,8 +187,9 @@ def compile_grammar(grammar_path: str | os.PathLike, *, tokenizer: str | Vocabul
             warnings = tuple(contextual_unproduced(front.contextual, grammar.terminals)) + tuple(boundary_warnings(
                 tables, grammar.terminals, followers, contexts.hand_over, front.contextual.starts.tolist()))
         else:
+            assert lexer_build is not None
             warnings = lexer_build.warnings + tuple(boundary_warnings(tables, grammar.terminals, followers))
-        lr_quotient = quotient(lr, lexer_build.tables.ignored.tolist(),
+        lr_quotient = quotient(lr, front.ignored,
                                None if front.contextual is None else front.contextual.start_of)
         effects = build_effect_graphs(lr_quotient.tables, limits.max_effect_graph_nodes, progress)
         read_depth = max_read_depth(effects)

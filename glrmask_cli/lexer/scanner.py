@@ -66,6 +66,13 @@ def build_terminal_dfa(spec: TerminalSpec, grammar_path: str = "<grammar>",
     return dfa
 
 
+def compile_terminals(terminals: Sequence[TerminalSpec], grammar_path: str = "<grammar>",
+                      limits: BuildLimits = DEFAULTS) -> None:
+    """Compile every terminal alone (`build_terminal_dfa`): its errors, without combining them."""
+    for spec in terminals:
+        build_terminal_dfa(spec, grammar_path, limits)
+
+
 @functools.lru_cache(maxsize=PATTERN_DFAS)
 def _pattern_dfa(pattern: str, flags: frozenset[str], max_nfa_states: int, max_dfa_states: int) -> ByteDFA:
     """A regexp's minimized DFA, read-only, kept across builds in this process: schemas and the

@@ -14,6 +14,8 @@ from devtools.data import DataUnavailable, corpus_path, poetry_grammar, syncode_
 from devtools.lark_judge import lark_parses
 from glrmask_cli.check import load_checker
 from glrmask_cli.cli import cli
+from glrmask_cli.errors import LimitExceeded
+from glrmask_cli.limits import BuildLimits
 from tests.support.short_texts import assert_lark_verdicts, short_texts
 
 CASES = {
@@ -133,3 +135,18 @@ def test_boundary_warnings_are_the_contexts_own(tmp_path):
     assert boundary(apart, "contextual") == []
     assert load_checker(apart).check_bytes(b"a1.x").ok
     assert lark.Lark(apart.read_text(), parser="lalr").parse("a1.x")
+
+
+def test_contextual_build_never_unites_terminals_no_context_holds_together(tmp_path):
+    """With the contextual lexer only the contexts' lexers are built: two terminals that never
+    compete stay apart (their union, which the basic lexer needs, has the product of their states:
+    a schema's hostname and duration fields took 314 s and 7.5 GB there, 5 s for every context)."""
+    path = tmp_path / "apart.lark"
+    path.write_text('start: "(" SEVENS ")" | "[" ELEVENS "]"\nSEVENS: /x(?:[ab]{7})+y/\nELEVENS: /x(?:[ab]{11})+y/\n')
+    limits = BuildLimits(max_lexer_states=40)      # each terminal alone has 9 and 13 states, together 80
+    with pytest.raises(LimitExceeded, match="max_lexer_states"):
+        load_checker(path, lexer="basic", limits=limits)
+    checker = load_checker(path, lexer="contextual", limits=limits)
+    judge = lark.Lark(path.read_text(), parser="lalr")
+    assert_lark_verdicts(judge, checker, ["(x" + "ab" * 7 + "y)", "[x" + "a" * 11 + "y]", "(x" + "a" * 11 + "y)",
+                                          "[x" + "b" * 7 + "y]", "(xy)", "[x" + "a" * 22 + "y]"])
