@@ -1,5 +1,5 @@
 """patternProperties, not, multipleOf, decimal bounds, oneOf proofs, strings under several keywords,
-formats uri, uri-reference and duration, and hostname's regexp, refused for its size
+formats uri, uri-reference, duration and hostname
 (docs/json-schema.md): every verdict of the lowered grammar on generated instances, valid and
 invalid, equals the `jsonschema` package's (formats asserted), up to the documented departures;
 what is not compiled exactly is a one-line error with its JSON pointer."""
@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from glrmask_cli.api import json_schema_grammar
-from glrmask_cli.json_schema import _FORMATS, _HOSTNAME, _REFUSED_FORMATS, SchemaUnsupported
+from glrmask_cli.json_schema import _FORMATS, SchemaUnsupported
 from glrmask_cli.schema_disjoint import meets
 from glrmask_cli.schema_numbers import multiples, number_range
 from tests.json_schema.test_lowering import checker_for, in_schema_order
@@ -295,7 +295,7 @@ def duration_like(rng: random.Random) -> str:
 
 
 def format_departure(text: str) -> bool:
-    """The departures: a format's string is written without escapes; `_HOSTNAME` is ASCII (the package's
+    """The departures: a format's string is written without escapes; hostname's form is ASCII (the package's
     `re` also takes Unicode's decimal digits, ı, ſ and the Kelvin sign; no duration holds non-ASCII)."""
     return bool(ESCAPED & set(text)) or not text.isascii()
 
@@ -313,15 +313,12 @@ def test_the_oracle_asserts_hostname_and_duration():
 
 @pytest.fixture(scope="module")
 def format_checker(tmp_path_factory):
-    """A format's checker, built once; hostname lowered to `_HOSTNAME` (the lowering refuses it for its cost)."""
+    """A format's checker, built once."""
     built = {}
 
     def get(fmt):
         if fmt not in built:
-            with pytest.MonkeyPatch.context() as patch:
-                patch.setitem(_FORMATS, "hostname", _HOSTNAME)
-                patch.delitem(_REFUSED_FORMATS, "hostname")
-                built[fmt] = checker_for({"type": "string", "format": fmt}, tmp_path_factory.mktemp(fmt))
+            built[fmt] = checker_for({"type": "string", "format": fmt}, tmp_path_factory.mktemp(fmt))
         return built[fmt]
     return get
 
@@ -347,9 +344,9 @@ def test_hostname_and_duration_get_jsonschemas_verdict_on_generated_strings(fmt,
 
 
 def test_hostname_regexp_gets_jsonschemas_verdict_on_generated_strings():
-    """The same strings against `_HOSTNAME` as Python reads it (the length lookahead sees the quote)."""
+    """The same strings against `_FORMATS["hostname"]` as Python reads it (the length lookahead sees the quote)."""
     import re
-    ours, judge = re.compile(_HOSTNAME + '"'), validator({"type": "string", "format": "hostname"})
+    ours, judge = re.compile(_FORMATS["hostname"] + '"'), validator({"type": "string", "format": "hostname"})
     for text in generated("hostname"):
         assert (ours.fullmatch(text + '"') is not None) == (judge.is_valid(text) and not format_departure(text)), text
 
@@ -422,8 +419,8 @@ def fqdn_regexp() -> str:
 def test_hostname_labels_are_the_packages_language_on_ascii():
     """A proof beside the samples: the lowered regexp without its length lookahead and fqdn's regexp
     have one language over strings without '"' (ASCII: the departure)."""
-    assert _HOSTNAME.startswith("(?=")
-    structure = _HOSTNAME.split('")', 1)[1]          # ours without its length lookahead
+    assert _FORMATS["hostname"].startswith("(?=")
+    structure = _FORMATS["hostname"].split('")', 1)[1]          # ours without its length lookahead
     assert not _differ(f'"{structure}"', f'"{fqdn_regexp()}"')
     assert _differ(f'"{structure.replace("{0,61}", "{0,62}")}"', f'"{fqdn_regexp()}"')     # it sees a difference
 
@@ -433,7 +430,7 @@ def test_hostname_is_the_packages_language_on_ascii():
     """The same with the package's length rule (at most 253 characters but a final dot, written as two
     lookaheads) before its regexp, and ours whole: two DFAs of some 27,000 states, 15 s."""
     length = r'(?![^"]{253}[^"]*[^".]")(?![^"]{255})'
-    assert not _differ(f'"{_HOSTNAME}"', f'"{length}{fqdn_regexp()}"')
+    assert not _differ(f'"{_FORMATS["hostname"]}"', f'"{length}{fqdn_regexp()}"')
 
 
 def test_duration_is_written_without_escapes(format_checker):
@@ -442,12 +439,10 @@ def test_duration_is_written_without_escapes(format_checker):
     assert check.check_bytes(b'"P1D"').ok and not check.check_bytes(rb'"\u00501D"').ok
 
 
-def test_hostname_is_refused_for_the_size_of_its_exact_form():
-    """The error says why (the next test measures it)."""
-    schema = {"properties": {"h": {"type": "string", "format": "hostname"}}}
-    assert refused_at(schema) == "#/properties/h/format"
-    with pytest.raises(SchemaUnsupported, match="23,814 states"):
-        json_schema_grammar(schema)
+def test_hostname_is_lowered_to_its_exact_form():
+    """A `hostname` field is the regexp the tests above prove (its verdicts through a build: slow tier)."""
+    grammar = json_schema_grammar({"properties": {"h": {"type": "string", "format": "hostname"}}})
+    assert f'/"{_FORMATS["hostname"]}"/' in grammar
 
 
 @pytest.mark.slow
@@ -455,7 +450,8 @@ def test_hostnames_exact_form_is_23814_dfa_states():
     """Labels of at most 63 characters within 253: the minimized DFA, as the lexer builds it (5 s)."""
     from glrmask_cli.lexer.scanner import _pattern_dfa
     from glrmask_cli.limits import DEFAULTS
-    dfa = _pattern_dfa(f'"{_HOSTNAME}"', frozenset(), DEFAULTS.max_pattern_nfa_states, DEFAULTS.max_pattern_dfa_states)
+    dfa = _pattern_dfa(f'"{_FORMATS["hostname"]}"', frozenset(), DEFAULTS.max_pattern_nfa_states,
+                       DEFAULTS.max_pattern_dfa_states)
     assert dfa.trans.shape[0] == 23_814
 
 
