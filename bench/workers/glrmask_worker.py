@@ -73,8 +73,10 @@ class Engine:
         return self.artifact.matcher()
 
     def before_pass(self) -> None:
-        """Forget the masks learnt from earlier passes (`glrmask_runtime.stack_memo`)."""
+        """Forget the masks learnt from earlier passes: the memo by stack context
+        (`glrmask_runtime.stack_memo`) and the combinations of rows (`matcher._combined`)."""
         self.artifact.mask_memo.clear()
+        self.artifact.combined_masks.clear()
 
     def fill(self, state, bitmask: np.ndarray) -> None:
         state.fill_bitmask(bitmask, 0)
