@@ -260,17 +260,70 @@ def row_classes(rows: np.ndarray) -> np.ndarray:
     return np.unique(rows, axis=0, return_inverse=True)[1].ravel()
 
 
+_WHOLE_ROUNDS_SPLIT = 32   # moore_partition: whole rounds while one makes more than n / this new blocks
+
+
 def moore_partition(trans: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """Coarsest partition refining `labels` that is stable under `trans` (Moore's algorithm)."""
+    """Coarsest partition refining `labels` that is stable under `trans` (Moore's algorithm), as
+    block numbers 0..k-1 (only the partition is meant: `renumber` numbers the quotient).
+
+    Each round refines the blocks by the blocks of each state's successors, but recomputes that
+    signature only for the states with a successor whose block number changed in the round before:
+    a block that splits keeps its number for the states whose signature is that of its other
+    members, so the rest of the states keep theirs. A lexer with a length-bounded terminal needs a
+    round per character it counts, and each round then touches the states near the split, not all
+    of them (a schema's contexts with a 253-character hostname: 54k states, 250 rounds, 12.7 ->
+    0.9 s). Rounds that make many new blocks are done whole, which costs less then."""
     cols = trans[:, np.unique(row_classes(trans.T), return_index=True)[1]] if trans.shape[1] > 1 else trans
     block = np.unique(labels, return_inverse=True)[1].astype(np.int64).ravel()
-    n_blocks = int(block.max()) + 1 if block.size else 0
-    while True:
+    n = len(block)
+    n_blocks = int(block.max()) + 1 if n else 0
+    while True:          # whole rounds while they split much (each signature is computed anyway)
         new_block = row_classes(np.concatenate([block[:, None], block[cols]], axis=1))
-        count = int(new_block.max()) + 1
-        if count == n_blocks:
-            return new_block
-        block, n_blocks = new_block, count
+        count = int(new_block.max()) + 1 if n else 0
+        block, grown, n_blocks = new_block, count - n_blocks, count
+        if grown <= n // _WHOLE_ROUNDS_SPLIT:
+            break
+    if not grown:
+        return block
+    # predecessors of each state over the distinct columns (CSR), without repeats
+    edges = np.unique(cols.astype(np.int64).ravel() * n + np.repeat(np.arange(n, dtype=np.int64), cols.shape[1]))
+    pred_offsets = np.searchsorted(edges // n, np.arange(n + 1))
+    preds = edges % n
+    dirty = np.arange(n, dtype=np.int64)
+    is_dirty = np.zeros(n, bool)
+    while len(dirty):
+        is_dirty[:] = False
+        is_dirty[dirty] = True
+        clean = np.flatnonzero(~is_dirty)
+        member = np.full(n_blocks, -1, np.int64)     # one clean member of each block, if it has one
+        member[block[clean]] = clean
+        touched = np.unique(block[dirty])
+        references = member[touched]
+        references = references[references >= 0]
+        states = np.concatenate([references, dirty])
+        classes = row_classes(np.concatenate([block[states][:, None], block[cols[states]]], axis=1))
+        keeps = np.full(int(classes.max()) + 1, False)
+        keeps[classes[:len(references)]] = True           # the signature of a block's clean members
+        ours, cls = dirty, classes[len(references):]
+        # a block of dirty states only: the class of its first dirty state keeps its number
+        alone = member[block[ours]] < 0
+        if alone.any():
+            first = np.full(n_blocks, -1, np.int64)
+            first[block[ours[alone]][::-1]] = cls[alone][::-1]
+            keeps[first[block[ours[alone]]]] = True
+        moving = ~keeps[cls]
+        if not moving.any():
+            break
+        new_classes, new_of = np.unique(cls[moving], return_inverse=True)
+        changed = ours[moving]
+        block[changed] = n_blocks + new_of.ravel()
+        n_blocks += len(new_classes)
+        starts, ends = pred_offsets[changed], pred_offsets[changed + 1]
+        lengths = ends - starts
+        index = np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(int(lengths.sum()))
+        dirty = np.unique(preds[index])
+    return block
 
 
 def renumber(trans: np.ndarray, block: np.ndarray, starts: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
