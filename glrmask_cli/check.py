@@ -92,8 +92,7 @@ def load_checker(grammar_path: str | os.PathLike, start: str | None = None,
         ctx = front.contextual
         return Checker(spec, ContextualRecognizer(ctx.tables, ctx.start_of, ctx.restart, ctx.is_start,
                                                   front.lr.tables, names))
-    assert front.lexer is not None, "the basic lexer is built when the contextual one is not"
-    return Checker(spec, Recognizer(front.lexer.tables, front.lr.tables, names))
+    return Checker(spec, Recognizer(front.tables, front.lr.tables, names))
 
 
 def _reason(data: bytes, position: int, what: str, expected: Sequence[str]) -> str:

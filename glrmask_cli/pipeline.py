@@ -94,11 +94,11 @@ class FrontEnd:
     contextual: ContextualLexer | None = None   # lark's contextual lexer, when asked for
 
     @property
-    def ignored(self) -> list[int]:
-        """The ids of the %ignore'd terminals."""
+    def tables(self) -> LexerTables:
+        """The lexer the masks and the recognizer use: the contextual one's DFA, else the basic one."""
         lexer = self.contextual if self.contextual is not None else self.lexer
         assert lexer is not None, "a front end has one of the two lexers"
-        return lexer.tables.ignored.tolist()
+        return lexer.tables
 
 
 class _Stages:
@@ -174,12 +174,7 @@ def compile_grammar(grammar_path: str | os.PathLike, *, tokenizer: str | Vocabul
     stages = _Stages(progress, t)
     front = compile_front_end(grammar_path, start=start, limits=limits, progress=progress, timings=t,
                               grammar=grammar, contextual=lexer == "contextual")
-    grammar, lexer_build, lr = front.grammar, front.lexer, front.lr.tables
-    if front.contextual is not None:
-        tables = front.contextual.tables
-    else:
-        assert lexer_build is not None, "the basic lexer is built when the contextual one is not"
-        tables = lexer_build.tables
+    grammar, lexer_build, lr, tables = front.grammar, front.lexer, front.lr.tables, front.tables
     contexts = lexer_contexts(front.contextual, lr) if front.contextual is not None else None
     with stages.stage("stack effects"):
         followers = terminal_followers(lr)
@@ -189,7 +184,7 @@ def compile_grammar(grammar_path: str | os.PathLike, *, tokenizer: str | Vocabul
         else:
             assert lexer_build is not None
             warnings = lexer_build.warnings + tuple(boundary_warnings(tables, grammar.terminals, followers))
-        lr_quotient = quotient(lr, front.ignored,
+        lr_quotient = quotient(lr, tables.ignored.tolist(),
                                None if front.contextual is None else front.contextual.start_of)
         effects = build_effect_graphs(lr_quotient.tables, limits.max_effect_graph_nodes, progress)
         read_depth = max_read_depth(effects)
