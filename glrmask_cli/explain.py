@@ -98,13 +98,14 @@ def _walks(art: Artifact, stacks: tuple[GSSNode, ...], q: int, allowed: frozense
         for root in roots:
             if allowed is not None and root not in allowed:
                 continue
-            steps, d, emitted = [], root, []
+            steps: list[dict[str, int | None]] = []
+            d, emitted = root, []
             for depth, lr_state in enumerate(path):
                 nxt = art.dwa_edges[d].get(lr_state, art.dwa_default[d])
                 steps.append({"dwa": d, "read": lr_state, "next": nxt})
                 if nxt == NO_STATE:
                     break
-                if d in art.emitting:
+                if art.emits[d]:
                     emitted.append({"dwa": d, "row": int(row_map.get(int(art.accept_of[d]), 0))})
                 d = nxt
                 if depth == len(path) - 1:

@@ -8,8 +8,11 @@ prepares the small Python structures the hot path uses (DWA edges as dicts). Any
 
 from __future__ import annotations
 
+import functools
 import os
 import weakref
+from array import array
+from collections.abc import Sequence
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -30,7 +33,7 @@ if TYPE_CHECKING:
 
 
 # DWA state -> accept id: a list when built at load, else the mapped array (big artifacts, see EAGER_DWA_STATES).
-AcceptIds: TypeAlias = "list[int] | np.ndarray"
+AcceptIds: TypeAlias = "Sequence[int]"
 
 
 class Artifact:
@@ -85,12 +88,13 @@ class Artifact:
         self.n_dwa_states = int(s["dwa.default"].shape[0])
         eager = self.n_dwa_states <= EAGER_DWA_STATES
         self.dwa_edges = _CSRDicts(s["dwa.edge_offsets"], s["dwa.edge_labels"], s["dwa.edge_targets"], eager)
-        self.dwa_default = s["dwa.default"].tolist()
+        # per DWA state, compact (a process's own memory: 8 bytes a state) and read as Python ints
+        self.dwa_default = _int_array(s["dwa.default"])
         self.accept_of: AcceptIds
         self.row_maps: _CSRDicts
-        # DWA states whose accept id a walk takes when it passes them, not only where it stops (format 5)
-        self.emitting: frozenset[int] = (frozenset(np.flatnonzero(s["dwa.emits"]).tolist()) if "dwa.emits" in s
-                                         else frozenset())
+        # per DWA state, 1 where a walk takes its accept id when it passes it, not only where it stops (format 5)
+        self.emits = (s["dwa.emits"].astype(np.uint8).tobytes() if "dwa.emits" in s
+                      else bytes(self.n_dwa_states))
         if self.container.format_version == 1:
             self.dwa_roots = [(0,)] * self.lr.n_states
             self.accept_of, self.row_maps = _dense_row_maps(s["dwa.row_by_lexer_state"])
@@ -100,7 +104,7 @@ class Artifact:
         else:
             offsets, roots = s["dwa.root_offsets"].tolist(), s["dwa.roots"].tolist()
             self.dwa_roots = [tuple(roots[lo:hi]) for lo, hi in pairwise(offsets)]
-            self.accept_of = s["dwa.accept_of"].tolist() if eager else s["dwa.accept_of"]
+            self.accept_of = _int_array(s["dwa.accept_of"])
             self.row_maps = _CSRDicts(s["rows.q_offsets"], s["rows.q_accepts"], s["rows.q_rows"], eager)
             offsets, sets, rows = (s[f"rows.close_{n}"].tolist() for n in ("offsets", "sets", "rows"))
             every = frozenset(roots)
@@ -214,6 +218,11 @@ class Artifact:
             cached.flags.writeable = False
             self._bool_rows[row] = cached
         return cached
+
+    @functools.cached_property
+    def emitting(self) -> frozenset[int]:
+        """The DWA states whose accept id a walk takes when it passes them (`emits`), as a set."""
+        return frozenset(i for i, flag in enumerate(self.emits) if flag)
 
     def matcher(self) -> Matcher:
         """A fresh matcher at the start of the grammar."""
@@ -374,6 +383,14 @@ class _CSRDicts(dict[int, dict[int, int]]):
         lo, hi = int(self._offsets[i]), int(self._offsets[i + 1])
         found = self[i] = dict(zip(self._keys[lo:hi].tolist(), self._values[lo:hi].tolist(), strict=True))
         return found
+
+
+def _int_array(values: np.ndarray) -> array[int]:
+    """Integers as an `array` of int64: 8 bytes each (a list takes 36), indexed as Python ints
+    (a numpy array's items are numpy scalars, slower to index and to hash)."""
+    out = array("q")
+    out.frombytes(np.ascontiguousarray(values, dtype="=i8").tobytes())
+    return out
 
 
 def _dense_row_maps(table: np.ndarray) -> tuple[list[int], _CSRDicts]:

@@ -97,7 +97,7 @@ class Matcher:
         for d in every:
             accepts = by_root.get(d)
             if accepts is None:
-                accepts = by_root[d] = _dag_accepts(art.accept_of, art.dwa_edges, art.dwa_default, art.emitting,
+                accepts = by_root[d] = _dag_accepts(art.accept_of, art.dwa_edges, art.dwa_default, art.emits,
                                                     [(node, d) for node in stacks if d in art.dwa_roots[node.state]])
             found += accepts
         return found
@@ -107,20 +107,20 @@ class Matcher:
         the emitting states it passes (one id where the DWA has none, unless the walk meets a merged
         GSS node below)."""
         art = self._art
-        edges, default, emitting = art.dwa_edges, art.dwa_default, art.emitting
+        edges, default, emits = art.dwa_edges, art.dwa_default, art.emits
         passed: list[int] = []
         node = top
         while True:
             nxt = edges[d].get(node.state, default[d])
             if nxt == _NO_STATE:
                 break
-            if emitting and d in emitting:
+            if emits[d]:
                 passed.append(art.accept_of[d])
             d = nxt
             parents = node.parents
             if len(parents) != 1:
                 if parents:   # a merged GSS node: finish with the general walk
-                    return passed + _dag_accepts(art.accept_of, edges, default, emitting, [(p, d) for p in parents])
+                    return passed + _dag_accepts(art.accept_of, edges, default, emits, [(p, d) for p in parents])
                 break
             node = parents[0]
         passed.append(art.accept_of[d])
@@ -563,8 +563,8 @@ def _union(pool: np.ndarray, rows: tuple[int, ...]) -> np.ndarray:
     return mask
 
 
-def _dag_accepts(accept_of: AcceptIds, edges: dict[int, dict[int, int]], default: list[int],
-                 emitting: frozenset[int], start: list[tuple[GSSNode, int]]) -> list[int]:
+def _dag_accepts(accept_of: AcceptIds, edges: dict[int, dict[int, int]], default: Sequence[int],
+                 emits: bytes, start: list[tuple[GSSNode, int]]) -> list[int]:
     """Walk every path of a graph-structured stack; the accept ids of the states where walks stop
     and of the emitting states they pass. Each (GSS node, DWA state) pair is walked from once (paths
     that meet again share the rest)."""
@@ -582,7 +582,7 @@ def _dag_accepts(accept_of: AcceptIds, edges: dict[int, dict[int, int]], default
             if nxt == _NO_STATE:
                 found.add(accept_of[d])
                 break
-            if emitting and d in emitting:
+            if emits[d]:
                 found.add(accept_of[d])
             parents = node.parents
             if len(parents) == 1:       # follow a chain without the work list
