@@ -156,11 +156,10 @@ def run_memory(engine: str, job: dict, processes: int, timeout_s: float) -> dict
             line = p.stdout.readline().strip()
             if line != "ready" or time.monotonic() > deadline:
                 return {"error": f"a worker did not load: {line or p.stderr.read()[-300:]}"}
-        reports = []
-        for p in procs:
+        for p in procs:           # all measure while all are alive (each then waits to be let go)
             p.stdin.write("go\n")
             p.stdin.flush()
-            reports.append(json.loads(p.stdout.readline()))
+        reports = [json.loads(p.stdout.readline()) for p in procs]
     finally:
         for p in procs:
             try:

@@ -287,13 +287,17 @@ def _noop() -> None:
 
 
 def memory_mode(job: dict, build: Callable[[dict], object], touch: Callable[[object, np.ndarray], None]) -> None:
-    """Load once, compute one mask, report readiness, wait for the harness, report memory, exit."""
+    """Load once, compute one mask, report readiness, wait for the harness, report memory, then
+    stay (holding what it loaded) until the harness lets go: a process that exits while the others
+    measure would make their share of the pages they map together larger."""
     before = memory_kb()
     obj = build(job)
     touch(obj, np.zeros((1, (job["tokenizer"]["vocab_size"] + 31) // 32), dtype=np.int32))
     print("ready", flush=True)
     sys.stdin.readline()
     print(json.dumps({"baseline": before, "loaded": memory_kb()}), flush=True)
+    sys.stdin.readline()
+    del obj
 
 
 def run(make_engine: Callable[[dict], tuple[Engine, dict]], load_for_memory: Callable[[dict], object],
