@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from glrmask_runtime.matcher import Matcher
 
 
-# DWA state -> accept id: a list when built at load, else the mapped array (big artifacts, see EAGER_DWA_STATES).
+# DWA state -> accept id: an int64 `array` (`_int_array`; format 1: a list).
 AcceptIds: TypeAlias = "Sequence[int]"
 
 
