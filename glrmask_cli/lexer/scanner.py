@@ -423,19 +423,24 @@ def boundary_warnings(tables: LexerTables, terminals: Sequence[TerminalSpec],
 
 def _shortest_texts(trans: np.ndarray, starts: Sequence[int] = (START,)) -> dict[int, bytes]:
     """A shortest byte string from one of `starts` to each state it reaches, preferring printable
-    ASCII (breadth first)."""
-    order = list(range(0x20, 0x7F)) + [b for b in range(256) if not 0x20 <= b < 0x7F]
+    ASCII (breadth first: a level's states in the order they were found, each one's bytes printable
+    first; a state takes the first way found). A level at a time with numpy (a 54k-state lexer)."""
+    order = np.array(list(range(0x20, 0x7F)) + [b for b in range(256) if not 0x20 <= b < 0x7F], np.int64)
     texts = {int(start): b"" for start in starts}
-    frontier = list(texts)
-    while frontier:
-        following = []
-        for s in frontier:
-            for byte in order:
-                t = int(trans[s, byte])
-                if t != DEAD and t not in texts:
-                    texts[t] = texts[s] + bytes([byte])
-                    following.append(t)
-        frontier = following
+    seen = np.zeros(trans.shape[0], bool)
+    frontier = np.array(list(texts), np.int64)
+    seen[frontier] = True
+    while len(frontier):
+        targets = trans[frontier][:, order].ravel()        # per state of the level, per byte in order
+        fresh = np.flatnonzero((targets != DEAD) & ~seen[targets])
+        _, first = np.unique(targets[fresh], return_index=True)
+        found = fresh[np.sort(first)]                      # each new state's first way, in that order
+        new_states = targets[found]
+        parents, bytes_ = frontier[found // len(order)].tolist(), order[found % len(order)].tolist()
+        for state, parent, byte in zip(new_states.tolist(), parents, bytes_):
+            texts[state] = texts[parent] + bytes((byte,))
+        seen[new_states] = True
+        frontier = new_states
     return texts
 
 
