@@ -66,25 +66,28 @@ class ContextualRecognizer:
     def _run(self, threads: tuple[ParseState, ...], data: bytes) -> tuple[ParseState, ...]:
         """The threads after `data`, before the open lexeme's viability; InputRejected if none is left."""
         trans = self.trans
-        pos = 0
-        while pos < len(data):
+        pos, end = 0, len(data)
+        while pos < end:
             if len(threads) == 1:     # one thread: run its DFA up to the next lexeme boundary
                 q, stacks = threads[0]
                 start = pos
                 row = trans[q]
-                while pos < len(data) and row[data[pos]]:
+                while pos < end and row[data[pos]]:
                     q = row[data[pos]]
                     row = trans[q]
                     pos += 1
-                if pos > start:
+                if pos == end:
+                    return (ParseState(q, stacks),) if pos > start else threads
+                stepped = self._close(q, stacks, data[pos])
+                if not stepped:
                     threads = (ParseState(q, stacks),)
-                    continue
-            byte = data[pos]
-            stepped: list[ParseState] = []
-            for thread in threads:
-                stepped += self._step(thread, byte)
+            else:
+                byte = data[pos]
+                stepped = []
+                for thread in threads:
+                    stepped += self._step(thread, byte)
             if not stepped:
-                raise InputRejected(pos, self._unexpected(threads, data, pos), self._expected_after(threads, byte))
+                raise InputRejected(pos, self._unexpected(threads, data, pos), self._expected_after(threads, data[pos]))
             threads = (stepped[0],) if len(stepped) == 1 else _merge(stepped)
             pos += 1
         return threads
@@ -139,6 +142,11 @@ class ContextualRecognizer:
         nxt = self.trans[q][byte]
         if nxt != DEAD:
             return [ParseState(nxt, thread.stacks)]
+        return self._close(q, thread.stacks, byte)
+
+    def _close(self, q: int, stacks: tuple[GSSNode, ...], byte: int) -> list[ParseState]:
+        """The threads after `byte`, which cannot extend the lexeme open in `q`: it closes and the
+        byte starts the next lexeme (none if nothing is open or it is not a complete terminal)."""
         if self.is_start[q]:
             return []
         set_id = self.close[q][byte]
@@ -149,9 +157,9 @@ class ContextualRecognizer:
         if keep:                      # an ignored lexeme: same stacks, same context
             q2 = self.trans[self.restart[q]][byte]
             if q2 != DEAD:
-                out.append(ParseState(q2, thread.stacks))
+                out.append(ParseState(q2, stacks))
         if terms:
-            shifted = self.parser.shift(thread.stacks, terms)
+            shifted = self.parser.shift(stacks, terms)
             if shifted:
                 out += self._start(shifted, byte)
         return out
