@@ -124,8 +124,8 @@ def _hostname() -> str:
     `min_labels=1`) decides them on ASCII text: labels of 1-63 letters, digits and hyphens, neither
     first nor last a hyphen, joined by dots; one final dot allowed; at most 253 characters but that
     dot; one label alone is a host name; either case. The length is a lookahead to the closing quote.
-    Its minimal DFA has 23,814 states (a DFA of this language has no fewer; a schema with it builds in
-    20-60 s, docs/json-schema.md); the package's `re` (`\\d`, IGNORECASE) also takes Unicode's other
+    Its minimal DFA has 23,814 states (a DFA of this language has no fewer; what that costs a build:
+    docs/json-schema.md); the package's `re` (`\\d`, IGNORECASE) also takes Unicode's other
     decimal digits and ı, ſ, K (Kelvin), with which it is 323,039 states (the departure: ASCII only)."""
     alnum = "0-9A-Za-z"
     label = f"[{alnum}](?:[{alnum}-]{{0,61}}[{alnum}])?"

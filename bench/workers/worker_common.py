@@ -297,7 +297,6 @@ def memory_mode(job: dict, build: Callable[[dict], object], touch: Callable[[obj
     sys.stdin.readline()
     print(json.dumps({"baseline": before, "loaded": memory_kb()}), flush=True)
     sys.stdin.readline()
-    del obj
 
 
 def run(make_engine: Callable[[dict], tuple[Engine, dict]], load_for_memory: Callable[[dict], object],

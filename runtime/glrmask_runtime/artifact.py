@@ -222,7 +222,7 @@ class Artifact:
     @functools.cached_property
     def emitting(self) -> frozenset[int]:
         """The DWA states whose accept id a walk takes when it passes them (`emits`), as a set."""
-        return frozenset(i for i, flag in enumerate(self.emits) if flag)
+        return frozenset(np.flatnonzero(np.frombuffer(self.emits, dtype=np.uint8)).tolist())
 
     def matcher(self) -> Matcher:
         """A fresh matcher at the start of the grammar."""

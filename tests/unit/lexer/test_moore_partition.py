@@ -43,7 +43,7 @@ def test_partition_is_the_textbooks(whole_rounds_split, n, k, n_labels, chain, s
     assert sorted(set(block.tolist())) == list(range(int(block.max()) + 1))      # numbered 0..k-1
 
 
-def test_a_counting_chain_splits_one_state_per_round():
+def test_every_state_of_a_counting_chain_is_its_own_block():
     """A chain of 300 states with only the last one accepting: every state is its own block."""
     n = 300
     trans = np.minimum(np.arange(n) + 1, n - 1)[:, None]
