@@ -23,6 +23,8 @@ from glrmask_runtime.glr import GSSNode
 from glrmask_runtime.recognizer import ParseState, Recognizer, excerpt, quote
 from glrmask_runtime.tables import DEAD, END_OF_INPUT, LexerTables, LRTables
 
+_new = tuple.__new__   # makes a NamedTuple without its Python-level __new__ (half the time)
+
 
 class ContextualState(NamedTuple):
     threads: tuple[ParseState, ...]   # (lexer state, stacks): what a mask is computed from
@@ -61,26 +63,22 @@ class ContextualRecognizer:
         threads = self._run(state.threads, data)
         if len(threads) > 1:
             threads = tuple(t for t in threads if self._thread_viable(t))
-        return ContextualState(threads)
+        return _new(ContextualState, (threads,))
 
     def _run(self, threads: tuple[ParseState, ...], data: bytes) -> tuple[ParseState, ...]:
         """The threads after `data`, before the open lexeme's viability; InputRejected if none is left."""
-        trans = self.trans
+        extend = self.basic.scanner.extend
         pos, end = 0, len(data)
         while pos < end:
             if len(threads) == 1:     # one thread: run its DFA up to the next lexeme boundary
                 q, stacks = threads[0]
                 start = pos
-                row = trans[q]
-                while pos < end and row[data[pos]]:
-                    q = row[data[pos]]
-                    row = trans[q]
-                    pos += 1
+                q, pos = extend(q, data, pos)
                 if pos == end:
-                    return (ParseState(q, stacks),) if pos > start else threads
+                    return (_new(ParseState, (q, stacks)),) if pos > start else threads
                 stepped = self._close(q, stacks, data[pos])
                 if not stepped:
-                    threads = (ParseState(q, stacks),)
+                    threads = (_new(ParseState, (q, stacks)),)
             else:
                 byte = data[pos]
                 stepped = []
@@ -126,7 +124,7 @@ class ContextualRecognizer:
         if len(stacks) == 1:        # one stack: one context
             start = self.start_of[stacks[0].state]
             q = start if byte is None else self.trans[start][byte]
-            return (ParseState(q, stacks),) if q != DEAD else ()
+            return (_new(ParseState, (q, stacks)),) if q != DEAD else ()
         by_start: dict[int, list[GSSNode]] = {}
         for node in stacks:
             by_start.setdefault(self.start_of[node.state], []).append(node)
@@ -141,7 +139,7 @@ class ContextualRecognizer:
         q = thread.lexer_state
         nxt = self.trans[q][byte]
         if nxt != DEAD:
-            return [ParseState(nxt, thread.stacks)]
+            return [_new(ParseState, (nxt, thread.stacks))]
         return self._close(q, thread.stacks, byte)
 
     def _close(self, q: int, stacks: tuple[GSSNode, ...], byte: int) -> list[ParseState]:

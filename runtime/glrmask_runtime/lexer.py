@@ -13,6 +13,8 @@ from __future__ import annotations
 from glrmask_runtime.errors import InputRejected
 from glrmask_runtime.tables import DEAD, END_OF_INPUT, START, LexerTables
 
+_MAX_RUNS = 1 << 14   # Scanner.extend's results kept (a few MB at most), emptied when full
+
 
 class Scanner:
     """Steps the combined lexer DFA over bytes. Pure Python lists for per-byte speed."""
@@ -21,6 +23,29 @@ class Scanner:
         self.tables = tables
         self._trans: list[list[int]] = tables.transitions.tolist()
         self._close: list[list[int]] = tables.close_sets.tolist()
+        self._runs: dict[tuple[int, bytes, int], tuple[int, int]] = {}   # extend()'s results
+
+    def extend(self, state: int, data: bytes, pos: int) -> tuple[int, int]:
+        """(state, position) after feeding `data[pos:]` from `state` while the DFA can go on: the
+        end of `data`, or the first byte with no transition (where the lexeme closes or fails).
+
+        Kept per (state, data, pos), at most `_MAX_RUNS` of them, since commits repeat a token's
+        bytes from the same state (inside strings, identifiers, numbers)."""
+        key = (state, data, pos)
+        found = self._runs.get(key)
+        if found is not None:
+            return found
+        trans = self._trans
+        row = trans[state]
+        end = len(data)
+        while pos < end and row[data[pos]]:
+            state = row[data[pos]]
+            row = trans[state]
+            pos += 1
+        if len(self._runs) >= _MAX_RUNS:
+            self._runs.clear()
+        found = self._runs[key] = (state, pos)
+        return found
 
     def scan(self, state: int, data: bytes) -> tuple[list[int], int]:
         """Feed `data` from lexer `state` (START = nothing open).
@@ -31,11 +56,12 @@ class Scanner:
         """
         trans, close = self._trans, self._close
         closed: list[int] = []
-        for pos, byte in enumerate(data):
-            nxt = trans[state][byte]
-            if nxt != DEAD:
-                state = nxt
-                continue
+        pos, end = 0, len(data)
+        while True:
+            state, pos = self.extend(state, data, pos)
+            if pos == end:
+                return closed, state
+            byte = data[pos]
             if state == START:
                 raise InputRejected(pos, f"no terminal starts with byte {byte:#04x}")
             set_id = close[state][byte]
@@ -46,7 +72,7 @@ class Scanner:
             state = trans[START][byte]
             if state == DEAD:
                 raise InputRejected(pos, f"no terminal starts with byte {byte:#04x}")
-        return closed, state
+            pos += 1
 
     def close(self, state: int) -> int:
         """Term-set id accepted if the output ends in `state` (0 = not accepted).

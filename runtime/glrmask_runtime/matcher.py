@@ -252,18 +252,19 @@ class Matcher:
         or an index that is not an int (a numpy integer is fine; bool, slices, lists are not),
         ValueError for an index outside [0, batch). Nothing is written when it raises.
         """
-        words = self._art.rows.shape[1]
-        exact = (type(bitmask) is np.ndarray and bitmask.dtype is NATIVE_INT32 and bitmask.ndim == 2
-                 and bitmask.shape[1] == words)
-        array = bitmask if exact else bitmask_array(bitmask, words)
+        art = self._art
+        if type(bitmask) is np.ndarray and bitmask.dtype is NATIVE_INT32 and type(index) is int:
+            shape = bitmask.shape     # the common case, checked in the fewest steps: an exact int32 array
+            if len(shape) == 2 and shape[1] == art.rows.shape[1] and 0 <= index < shape[0]:
+                last = self._last_mask
+                mask = last[1] if last is not None and last[0] is self._state else self._mask()
+                bitmask[index] = art.rows_int32[mask] if isinstance(mask, int) else mask.view(np.int32)
+                return
+        array = bitmask_array(bitmask, art.rows.shape[1])
         row = index if type(index) is int else _as_index("index", index)
         if not 0 <= row < array.shape[0]:
             raise ValueError(f"index {row} out of range [0, {array.shape[0]}) for a batch of {array.shape[0]}")
-        if exact:
-            mask = self._mask()
-            array[row] = self._art.rows_int32[mask] if isinstance(mask, int) else mask.view(np.int32)
-        else:
-            self._write(array, row)
+        self._write(array, row)
 
     def _write(self, array: np.ndarray, row: int) -> None:
         """Row `row` of a checked bitmask; words past the vocabulary (a padded head) become 0."""
@@ -347,13 +348,17 @@ class Matcher:
 
         Raises TypeError unless token_id is an int or a numpy integer (not bool), ValueError outside
         [0, vocab_size); the state is unchanged then too."""
-        token_id = self._check_token(token_id)
         art = self._art
-        step = len(self._history)
+        if type(token_id) is not int or not 0 <= token_id < art.vocab_size:
+            token_id = self._check_token(token_id)
         if self._finished:
-            raise TokenRejected(token_id, art.token_bytes(token_id), step, "the output is finished (EOS committed)")
-        if not self._allowed(token_id):
-            raise TokenRejected(token_id, art.token_bytes(token_id), step)
+            raise TokenRejected(token_id, art.token_bytes(token_id), len(self._history),
+                                "the output is finished (EOS committed)")
+        last = self._last_mask
+        mask = last[1] if last is not None and last[0] is self._state else self._mask()
+        word: int = art.rows.item(mask, token_id >> 5) if isinstance(mask, int) else mask.item(token_id >> 5)
+        if not (word >> (token_id & 31)) & 1:
+            raise TokenRejected(token_id, art.token_bytes(token_id), len(self._history))
         if token_id in art.eos_token_ids:
             self._history.append((self._state, self._finished, token_id))
             self._finished = True

@@ -82,3 +82,46 @@ def test_json_suite_rejections_agree_with_lark(setup):
         except InputRejected:
             ours_ok = False
         assert ours_ok == lark_ok, name
+
+
+def _plain_scan(tables, state: int, data: bytes) -> tuple[list[int], int] | int:
+    """The DFA walk of the docstring above, byte by byte: (closed sets, state), or the failing offset."""
+    trans, close = tables.transitions, tables.close_sets
+    closed = []
+    for pos, byte in enumerate(data):
+        if trans[state, byte]:
+            state = int(trans[state, byte])
+            continue
+        if state == START or not close[state, byte] or not trans[START, byte]:
+            return pos
+        closed.append(int(close[state, byte]))
+        state = int(trans[START, byte])
+    return closed, state
+
+
+def test_remembered_runs_scan_as_the_plain_walk(setup, monkeypatch):
+    """Token-sized pieces of every suite file, fed twice (the second time from remembered runs) with
+    a memory of 64 runs (so it is emptied many times): each piece scans as a byte-by-byte DFA walk,
+    failures at the same offset."""
+    import glrmask_runtime.lexer as lexer_module
+
+    monkeypatch.setattr(lexer_module, "_MAX_RUNS", 64)
+    _, scanner, _ = setup
+    scanner = Scanner(scanner.tables)
+    pieces = 0
+    for name in sorted(os.listdir(SUITE)):
+        data = open(os.path.join(SUITE, name), "rb").read()[:400]
+        for _ in range(2):
+            state, pos = START, 0
+            while pos < len(data):
+                piece = data[pos:pos + 1 + pos % 4]
+                expected = _plain_scan(scanner.tables, state, piece)
+                try:
+                    got = scanner.scan(state, piece)
+                except InputRejected as e:
+                    assert expected == e.position, (name, pos)
+                    break
+                assert got == expected, (name, pos)
+                state, pos, pieces = got[1], pos + len(piece), pieces + 1
+        assert len(scanner._runs) <= 64
+    assert pieces > 1_000
