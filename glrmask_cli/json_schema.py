@@ -638,17 +638,31 @@ class _Lowering:
                 continue
             members.append((name in required, self.new_rule(f"{self.literal(name)} COLON {value}", "p")))
         other = self.other_members(node, path)
-        # after: the members from i on, one already written; first: from i on, none written yet
-        after = self.new_rule(f"(COMMA {other})*", "o") if other else None
-        first = self.new_rule(f"[{other} (COMMA {other})*]", "o") if other else None
-        for i in range(len(members) - 1, -1, -1):
-            is_required, member = members[i]
-            now = f"{member} {after or ''}".strip()
-            first = self.new_rule(now if is_required else f"{now} | {first}" if first else f"[{now}]", "o")
-            if i:
-                later = f"COMMA {member} {after or ''}".strip()
-                after = self.new_rule(later if is_required else f"{later} | {after}" if after else f"[{later}]", "o")
-        return self.new_rule(f"LBRACE {first or ''} RBRACE".replace("  ", " "), "obj")
+        others = self.new_rule(f"(COMMA {other})*", "o") if other else ""
+        # ready[i]: members before i decided (written or skipped), one at least written, the text
+        # ending with its COMMA; the next key says which member comes (skipping one is a unit
+        # reduction on that lookahead), so the stack stays as deep as one member however many are
+        # written (a right-nested chain keeps a level per member, and a token like `}}` reads them all)
+        n = len(members)
+        optional_before = [not any(r for r, _ in members[:i]) for i in range(n + 1)]
+        optional_after = [not any(r for r, _ in members[i + 1:]) for i in range(n)]
+        ready: list[str | None] = [None]
+        for i, (is_required, member) in enumerate(members):
+            ways = [f"{ready[i]} {member} COMMA"] if ready[i] else []
+            ways += [f"{member} COMMA"] if optional_before[i] else []
+            ways += [ready[i]] if ready[i] and not is_required else []
+            ready.append(self.new_rule(" | ".join(ways), "o") if ways else None)
+        ends = []                                   # the list's last member: declared, or others
+        for i, (_, member) in enumerate(members):
+            if optional_after[i]:
+                ends += [f"{ready[i]} {member}"] if ready[i] else []
+                ends += [member] if optional_before[i] else []
+        if other:
+            ends += [f"{ready[n]} {other} {others}"] if ready[n] else []
+            ends += [f"{other} {others}"] if optional_before[n] else []
+        body = self.new_rule(" | ".join(ends), "o") if ends else ""
+        inside = body if not optional_before[n] or not body else f"[{body}]"
+        return self.new_rule(f"LBRACE {inside} RBRACE".replace("  ", " "), "obj")
 
     def member_value(self, name: str, sub: Any, node: Mapping, path: tuple[str, ...]) -> str:
         """The rule for a declared property's value: its schema, and those of the patterns its name

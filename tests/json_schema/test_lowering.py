@@ -19,6 +19,7 @@ from glrmask_cli.api import json_schema_grammar
 from glrmask_cli.check import load_checker
 from glrmask_cli.cli import cli
 from glrmask_cli.json_schema import SchemaUnsupported
+from glrmask_cli.report import mask_cost
 from glrmask_cli.schema_numbers import integer_range, number_range
 from tests.support.masks import assert_masks_equal
 
@@ -129,8 +130,10 @@ def test_formats_get_jsonschemas_verdict(fmt, tmp_path):
         assert check.check_bytes(json.dumps(text).encode()).ok == validator.is_valid(text), (fmt, text)
 
 
-def test_objects_get_jsonschemas_verdict_on_every_key_subset_and_order(tmp_path):
-    check = checker_for(PERSON, tmp_path)
+@pytest.mark.parametrize("required", [["name"], ["age", "born"], []])
+def test_objects_get_jsonschemas_verdict_on_every_key_subset_and_order(required, tmp_path):
+    schema = dict(PERSON, required=required)
+    check = checker_for(schema, tmp_path)
     values = {"name": ["", "bob", "toolong!"], "age": [0, 149, 150, -1, 1.5], "tags": [[], ["a"], ["b", None],
               ["a", "a", "a"], ["c"]], "born": ["2024-02-29", "2024-13-01"], "extra": [True, 3]}
     rng = random.Random(3)
@@ -139,14 +142,28 @@ def test_objects_get_jsonschemas_verdict_on_every_key_subset_and_order(tmp_path)
         for keys in itertools.permutations(values, n):
             for _ in range(3):
                 instance = {k: rng.choice(values[k]) for k in keys}
-                valid = jsonschema.Draft202012Validator(PERSON, format_checker=jsonschema.FormatChecker()) \
+                valid = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker()) \
                     .is_valid(instance)
-                expected = valid and in_schema_order(instance, PERSON)
+                expected = valid and in_schema_order(instance, schema)
                 for text in (json.dumps(instance), json.dumps(instance, indent=2),
                              json.dumps(instance, separators=(",", ":"))):
                     assert check.check_bytes(text.encode()).ok == expected, (text, valid)
                 checked += 1
     assert checked > 900
+
+
+def test_a_masks_walk_does_not_grow_with_the_properties_written(tmp_path):
+    """Objects are lowered left-nested: however many declared properties are written, the stack
+    holds one member, so the longest walk down it (what `glrmask inspect` reports) is the same for 4
+    and for 24 optional properties (a chain with a stack level per member made a token like `}}`
+    read them all: 82-116 states on MaskBench's larger objects, 30-90 us masks)."""
+    depths = []
+    for n in (4, 24):
+        path = tmp_path / f"props{n}.lark"
+        path.write_text(json_schema_grammar({"type": "object", "additionalProperties": False, "properties": {
+            f"k{i}": {"type": "object", "properties": {"v": {"type": "integer"}}} for i in range(n)}}))
+        depths.append(mask_cost(built(path).artifact)["max_walk_depth"])
+    assert depths[0] == depths[1], depths
 
 
 def test_whitespace_is_flexible_between_tokens_only_or_none_when_compact(tmp_path):
