@@ -608,17 +608,18 @@ class _Lowering:
         if count > MAX_REPEAT:
             raise self.unsupported(path + ("minItems" if high is None else "maxItems",),
                                    f"at most {MAX_REPEAT} items are spelled out")
-        if rest is None and low > len(slots):
+        if low > count:
             raise self.no_value(path + ("minItems",), "more items are required than the schema allows")
         elements = [slots[k] if k < len(slots) else rest for k in range(count)]
-        # following[k]: the elements from k on, after element k - 1 (each starts with a comma)
-        following = self.new_rule(f"(COMMA {rest})*", "a") if high is None and rest is not None else None
-        for k in range(count - 1, 0, -1):
-            then = f"COMMA {elements[k]} {following or ''}".strip()
-            following = self.new_rule(then if k < low else f"[{then}]", "a")
+        tail = self.new_rule(f"(COMMA {rest})*", "a") if high is None and rest is not None else ""
         if not elements:
-            return self.new_rule("LSQB RSQB" if following is None else f"LSQB [{rest} {following}] RSQB", "a")
-        inside = f"{elements[0]} {following or ''}".strip()
+            return self.new_rule(f"LSQB [{rest} {tail}] RSQB" if tail else "LSQB RSQB", "a")
+        # upto[k]: elements 0..k, left-nested (a right-nested chain kept a stack level per element)
+        upto = [elements[0]]
+        for k in range(1, count):
+            upto.append(self.new_rule(f"{upto[k - 1]} COMMA {elements[k]}", "a"))
+        ends = upto[max(low, 1) - 1:count - 1] + [f"{upto[count - 1]} {tail}".strip()]
+        inside = self.new_rule(" | ".join(ends), "a")
         return self.new_rule(f"LSQB {inside} RSQB" if low > 0 else f"LSQB [{inside}] RSQB", "a")
 
     def lower_object(self, node: Mapping, path: tuple[str, ...], negation: _Negation) -> str:

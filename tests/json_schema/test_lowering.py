@@ -152,18 +152,51 @@ def test_objects_get_jsonschemas_verdict_on_every_key_subset_and_order(required,
     assert checked > 900
 
 
-def test_a_masks_walk_does_not_grow_with_the_properties_written(tmp_path):
-    """Objects are lowered left-nested: however many declared properties are written, the stack
+def test_a_masks_walk_does_not_grow_with_the_members_written(tmp_path):
+    """Objects (and arrays with maxItems) are lowered left-nested: however many declared properties are written, the stack
     holds one member, so the longest walk down it (what `glrmask inspect` reports) is the same for 4
     and for 24 optional properties (a chain with a stack level per member made a token like `}}`
     read them all: 82-116 states on MaskBench's larger objects, 30-90 us masks)."""
-    depths = []
-    for n in (4, 24):
-        path = tmp_path / f"props{n}.lark"
-        path.write_text(json_schema_grammar({"type": "object", "additionalProperties": False, "properties": {
-            f"k{i}": {"type": "object", "properties": {"v": {"type": "integer"}}} for i in range(n)}}))
-        depths.append(mask_cost(built(path).artifact)["max_walk_depth"])
-    assert depths[0] == depths[1], depths
+    def longest_walk(schema: dict, name: str) -> int:
+        path = tmp_path / f"{name}.lark"
+        path.write_text(json_schema_grammar(schema))
+        return int(mask_cost(built(path).artifact)["max_walk_depth"])
+
+    member = {"type": "object", "properties": {"v": {"type": "integer"}}}
+    walks = [longest_walk({"type": "object", "additionalProperties": False,
+                           "properties": {f"k{i}": member for i in range(n)}}, f"props{n}") for n in (4, 24)]
+    assert walks[0] == walks[1], walks
+    # arrays whose positions are spelled out (maxItems) likewise
+    walks = [longest_walk({"type": "array", "items": member, "maxItems": n}, f"items{n}") for n in (4, 40)]
+    assert walks[0] == walks[1], walks
+
+
+@pytest.mark.parametrize("schema", [
+    {"items": {"type": "boolean"}, "minItems": 2, "maxItems": 4},
+    {"prefixItems": [{"type": "integer"}, {"type": "string"}], "items": {"type": "boolean"}, "minItems": 1},
+    {"prefixItems": [{"type": "integer"}, {"type": "string"}], "maxItems": 1},
+    {"prefixItems": [{"type": "integer"}], "items": False},
+    {"items": {"type": "integer"}, "minItems": 3},
+    {"items": {"type": "integer"}, "maxItems": 0},
+])
+def test_arrays_get_jsonschemas_verdict_on_every_length(schema, tmp_path):
+    schema = dict(schema, type="array")
+    check = checker_for(schema, tmp_path)
+    validator = jsonschema.Draft202012Validator(schema)
+    rng = random.Random(5)
+    for length in range(7):
+        for _ in range(12):
+            instance = [rng.choice([True, 7, "s", None]) for _ in range(length)]
+            for text in (json.dumps(instance), json.dumps(instance, separators=(",", ":"))):
+                assert check.check_bytes(text.encode()).ok == validator.is_valid(instance), text
+
+
+def test_more_items_required_than_allowed_admit_no_array(tmp_path):
+    schema = {"anyOf": [{"type": "array", "minItems": 4, "maxItems": 3}, {"type": "null"}]}
+    check = checker_for(schema, tmp_path)
+    for text in ("[]", "[1, 2, 3]", "[1, 2, 3, 4]"):
+        assert not check.check_bytes(text.encode()).ok, text
+    assert check.check_bytes(b"null").ok
 
 
 def test_whitespace_is_flexible_between_tokens_only_or_none_when_compact(tmp_path):
