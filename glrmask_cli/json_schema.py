@@ -604,13 +604,16 @@ class _Lowering:
             slots.append(slot)
         closed = items is False or len(slots) < len(prefix)
         rest = None if closed else self.optional(self.rule, items, path + (later,))
-        count = max(low, len(slots)) if high is None else high if rest is not None else min(high, len(slots))
+        if rest is None:                          # the positions spelled out: no more than the slots
+            count = len(slots) if high is None else min(high, len(slots))
+        else:
+            count = max(low, len(slots)) if high is None else high
         if count > MAX_REPEAT:
             raise self.unsupported(path + ("minItems" if high is None else "maxItems",),
                                    f"at most {MAX_REPEAT} items are spelled out")
         if low > count:
             raise self.no_value(path + ("minItems",), "more items are required than the schema allows")
-        elements = [slots[k] if k < len(slots) else rest for k in range(count)]
+        elements = [slots[k] if k < len(slots) else rest or "" for k in range(count)]   # rest set past the slots
         tail = self.new_rule(f"(COMMA {rest})*", "a") if high is None and rest is not None else ""
         if not elements:
             return self.new_rule(f"LSQB [{rest} {tail}] RSQB" if tail else "LSQB RSQB", "a")
@@ -649,9 +652,10 @@ class _Lowering:
         optional_after = [not any(r for r, _ in members[i + 1:]) for i in range(n)]
         ready: list[str | None] = [None]
         for i, (is_required, member) in enumerate(members):
-            ways = [f"{ready[i]} {member} COMMA"] if ready[i] else []
+            before = ready[i]
+            ways = [f"{before} {member} COMMA"] if before else []
             ways += [f"{member} COMMA"] if optional_before[i] else []
-            ways += [ready[i]] if ready[i] and not is_required else []
+            ways += [before] if before and not is_required else []
             ready.append(self.new_rule(" | ".join(ways), "o") if ways else None)
         ends = []                                   # the list's last member: declared, or others
         for i, (_, member) in enumerate(members):

@@ -164,18 +164,23 @@ class Matcher:
         known = walked.masks.get(q)
         if known is not None:        # mask() then commit(), or the same stacks and lexer state again
             return known
-        key = None if self._one_walk(walked, q) else self._remembered(walked, q)
+        art, stacks = self._art, walked.stacks
+        key: MaskKey | None
+        roots = art.roots_at(q, stacks[0].state) if len(stacks) == 1 and not art.closes[q] else None
+        if roots is not None and len(roots) <= 1:    # at most one walk down one stack, no runtime close
+            key = 0                                   # (every mask of a deterministic grammar in the
+            if roots:                                 # "one" layout): computed, never remembered
+                accepts = walked.by_root.get(roots[0])
+                if accepts is None:
+                    accepts = walked.by_root[roots[0]] = self._walk_linear(stacks[0], roots[0])
+                key = _walks_key(art.row_maps[q], accepts)
+        else:
+            key = self._remembered(walked, q)
         if key is None:
             key = self._mask_key(walked, q)
-        mask = key if isinstance(key, int) else _combined(self._art, *key)
+        mask = key if isinstance(key, int) else _combined(art, *key)
         walked.masks[q] = mask
         return mask
-
-    def _one_walk(self, walked: _Walked, q: int) -> bool:
-        """The mask at `q` is at most one walk down one stack, with no runtime close (every mask of
-        a deterministic grammar in the "one" layout): computed directly, never remembered."""
-        stacks = walked.stacks
-        return len(stacks) == 1 and not self._art.closes[q] and len(self._art.roots_at(q, stacks[0].state)) <= 1
 
     def _remembered(self, walked: _Walked, q: int) -> MaskKey | None:
         """The mask's key from the artifact's memo, learnt there on a second miss at one place (and
@@ -208,11 +213,9 @@ class Matcher:
         row_map = art.row_maps[q]
         accepts = self._accepts(walked, q)
         closes = art.closes[q]
-        if not closes and len(accepts) == 1:     # one walk's last state: its row (0 if none)
-            return row_map.get(accepts[0], 0)
+        if not closes:
+            return _walks_key(row_map, accepts)
         row_ids = tuple(row for row in (row_map.get(accept, 0) for accept in accepts) if row)
-        if not closes and len(row_ids) <= 1:
-            return row_ids[0] if row_ids else 0
         parts = []
         for set_id, closing_tokens, allowed in closes:
             key = (set_id, allowed)
@@ -530,6 +533,15 @@ class _Closes(Mapping[int, tuple[GSSNode, ...]]):
 
     def __len__(self) -> int:
         return len(self._templates)
+
+
+def _walks_key(row_map: Mapping[int, int], accepts: list[int]) -> MaskKey:
+    """The mask of walks that ended at `accepts`, with no runtime close: one pool row id (0: none),
+    or the rows to OR (`_combined`)."""
+    if len(accepts) == 1:                 # one walk's last state: its row
+        return row_map.get(accepts[0], 0)
+    rows = tuple(row for row in (row_map.get(accept, 0) for accept in accepts) if row)
+    return (rows, ()) if len(rows) > 1 else rows[0] if rows else 0
 
 
 def _combined(art: Artifact, rows: tuple[int, ...],

@@ -191,10 +191,12 @@ def test_arrays_get_jsonschemas_verdict_on_every_length(schema, tmp_path):
                 assert check.check_bytes(text.encode()).ok == validator.is_valid(instance), text
 
 
-def test_more_items_required_than_allowed_admit_no_array(tmp_path):
-    schema = {"anyOf": [{"type": "array", "minItems": 4, "maxItems": 3}, {"type": "null"}]}
+@pytest.mark.parametrize("array", [{"minItems": 4, "maxItems": 3},
+                                   {"prefixItems": [{"type": "integer"}], "items": False, "minItems": 2}])
+def test_more_items_required_than_allowed_admit_no_array(array, tmp_path):
+    schema = {"anyOf": [dict(array, type="array"), {"type": "null"}]}
     check = checker_for(schema, tmp_path)
-    for text in ("[]", "[1, 2, 3]", "[1, 2, 3, 4]"):
+    for text in ("[]", "[1]", "[1, 2]", "[1, 2, 3]", "[1, 2, 3, 4]"):
         assert not check.check_bytes(text.encode()).ok, text
     assert check.check_bytes(b"null").ok
 
