@@ -153,9 +153,9 @@ def test_objects_get_jsonschemas_verdict_on_every_key_subset_and_order(required,
 
 
 def test_a_masks_walk_does_not_grow_with_the_members_written(tmp_path):
-    """Objects (and arrays with maxItems) are lowered left-nested: however many declared properties are written, the stack
-    holds one member, so the longest walk down it (what `glrmask inspect` reports) is the same for 4
-    and for 24 optional properties (a chain with a stack level per member made a token like `}}`
+    """Objects (and arrays with maxItems) are lowered left-nested: however many members are written,
+    the stack holds one, so the longest walk down it (what `glrmask inspect` reports) is the same for
+    4 and for 24 optional properties (a chain with a stack level per member made a token like `}}`
     read them all: 82-116 states on MaskBench's larger objects, 30-90 us masks)."""
     def longest_walk(schema: dict, name: str) -> int:
         path = tmp_path / f"{name}.lark"
