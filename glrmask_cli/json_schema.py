@@ -613,7 +613,7 @@ class _Lowering:
                                    f"at most {MAX_REPEAT} items are spelled out")
         if low > count:
             raise self.no_value(path + ("minItems",), "more items are required than the schema allows")
-        elements = [slots[k] if k < len(slots) else rest or "" for k in range(count)]   # rest set past the slots
+        elements = slots[:count] if rest is None else slots[:count] + [rest] * (count - len(slots))
         tail = self.new_rule(f"(COMMA {rest})*", "a") if high is None and rest is not None else ""
         if not elements:
             return self.new_rule(f"LSQB [{rest} {tail}] RSQB" if tail else "LSQB RSQB", "a")
@@ -648,25 +648,25 @@ class _Lowering:
         # reduction on that lookahead), so the stack stays as deep as one member however many are
         # written (a right-nested chain keeps a level per member, and a token like `}}` reads them all)
         n = len(members)
-        optional_before = [not any(r for r, _ in members[:i]) for i in range(n + 1)]
-        optional_after = [not any(r for r, _ in members[i + 1:]) for i in range(n)]
+        required_at = [i for i, (is_required, _) in enumerate(members) if is_required]
+        first_required = required_at[0] if required_at else n       # every member before it is optional
+        last_required = required_at[-1] if required_at else -1      # and every member after this one
         ready: list[str | None] = [None]
         for i, (is_required, member) in enumerate(members):
             before = ready[i]
             ways = [f"{before} {member} COMMA"] if before else []
-            ways += [f"{member} COMMA"] if optional_before[i] else []
+            ways += [f"{member} COMMA"] if i <= first_required else []
             ways += [before] if before and not is_required else []
             ready.append(self.new_rule(" | ".join(ways), "o") if ways else None)
         ends = []                                   # the list's last member: declared, or others
-        for i, (_, member) in enumerate(members):
-            if optional_after[i]:
-                ends += [f"{ready[i]} {member}"] if ready[i] else []
-                ends += [member] if optional_before[i] else []
+        for i, (_, member) in enumerate(members[max(last_required, 0):], max(last_required, 0)):
+            ends += [f"{ready[i]} {member}"] if ready[i] else []
+            ends += [member] if i <= first_required else []
         if other:
             ends += [f"{ready[n]} {other} {others}"] if ready[n] else []
-            ends += [f"{other} {others}"] if optional_before[n] else []
+            ends += [f"{other} {others}"] if not required_at else []
         body = self.new_rule(" | ".join(ends), "o") if ends else ""
-        inside = body if not optional_before[n] or not body else f"[{body}]"
+        inside = f"[{body}]" if body and not required_at else body
         return self.new_rule(f"LBRACE {inside} RBRACE".replace("  ", " "), "obj")
 
     def member_value(self, name: str, sub: Any, node: Mapping, path: tuple[str, ...]) -> str:

@@ -14,6 +14,7 @@ from glrmask_runtime.errors import InputRejected
 from glrmask_runtime.tables import DEAD, END_OF_INPUT, START, LexerTables
 
 _MAX_RUNS = 1 << 14   # Scanner.extend's results kept (a few MB at most), emptied when full
+_MAX_RUN_BYTES = 256  # inputs longer than a token (whole documents) are walked, not kept
 
 
 class Scanner:
@@ -29,19 +30,21 @@ class Scanner:
         """(state, position) after feeding `data[pos:]` from `state` while the DFA can go on: the
         end of `data`, or the first byte with no transition (where the lexeme closes or fails).
 
-        Kept per (state, data, pos), at most `_MAX_RUNS` of them, since commits repeat a token's
-        bytes from the same state (inside strings, identifiers, numbers)."""
-        key = (state, data, pos)
-        found = self._runs.get(key)
+        Kept per (state, data, pos) for token-sized `data`, at most `_MAX_RUNS` of them, since
+        commits repeat a token's bytes from the same state (inside strings, identifiers, numbers)."""
+        end = len(data)
+        key = (state, data, pos) if end <= _MAX_RUN_BYTES else None
+        found = self._runs.get(key) if key is not None else None
         if found is not None:
             return found
         trans = self._trans
         row = trans[state]
-        end = len(data)
         while pos < end and row[data[pos]]:
             state = row[data[pos]]
             row = trans[state]
             pos += 1
+        if key is None:
+            return state, pos
         if len(self._runs) >= _MAX_RUNS:
             self._runs.clear()
         found = self._runs[key] = (state, pos)

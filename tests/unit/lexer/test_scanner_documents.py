@@ -101,8 +101,8 @@ def _plain_scan(tables, state: int, data: bytes) -> tuple[list[int], int] | int:
 
 def test_remembered_runs_scan_as_the_plain_walk(setup, monkeypatch):
     """Token-sized pieces of every suite file, fed twice (the second time from remembered runs) with
-    a memory of 64 runs (so it is emptied many times): each piece scans as a byte-by-byte DFA walk,
-    failures at the same offset."""
+    a memory of 64 runs (so it is emptied many times), and each whole file: each scans as a
+    byte-by-byte DFA walk, failures at the same offset."""
     import glrmask_runtime.lexer as lexer_module
 
     monkeypatch.setattr(lexer_module, "_MAX_RUNS", 64)
@@ -124,4 +124,9 @@ def test_remembered_runs_scan_as_the_plain_walk(setup, monkeypatch):
                 assert got == expected, (name, pos)
                 state, pos, pieces = got[1], pos + len(piece), pieces + 1
         assert len(scanner._runs) <= 64
+        whole = open(os.path.join(SUITE, name), "rb").read()   # longer than a token: walked, not kept
+        try:
+            assert scanner.scan(START, whole) == _plain_scan(scanner.tables, START, whole), name
+        except InputRejected as e:
+            assert _plain_scan(scanner.tables, START, whole) == e.position, name
     assert pieces > 1_000
