@@ -73,9 +73,15 @@ class BuildLimits:
         "34k and its 'one' try fails at max_nfa_nodes_auto after 8 s)")
     max_nfa_nodes_auto: int = _limit(
         150_000, "parser DWA",
-        "--layout auto: read-NFA nodes a layout other than the last may use before auto tries the "
-        "next layout (not an error; verilog x cl100k, the largest 'one' so far: 72k nodes; a failed "
-        "try costs about 1 s per 40k nodes)")
+        "--layout auto: read-NFA nodes the 'one' try may use before auto tries the next layout (not an "
+        "error; verilog x cl100k, the largest 'one' so far, needs 72k, lark.lark x cl100k 56k; a failed "
+        "try costs about 1 s per 40k nodes: at 400k go x gpt2's 'one' try took 10.5 s of a 32 s build)")
+    max_nfa_nodes_close_auto: int = _limit(
+        20_000, "parser DWA",
+        "--layout auto: read-NFA nodes the 'runtime-close' try may use before auto builds the grouped "
+        "layout (not an error; the largest 'runtime-close' measured, 1,000 and 3,000 keywords x cl100k, "
+        "needs 2.9k; where it does not fit, a try stopped at 150k cost sql, go, java and python eval x "
+        "gpt2 2.5-4 s of their builds and latex 13 s)")
     max_dwa_states_auto: int = _limit(
         200_000, "parser DWA",
         "--layout auto: subset states a layout other than the last may use before auto tries the "

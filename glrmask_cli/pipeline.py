@@ -208,13 +208,18 @@ def compile_grammar(grammar_path: str | os.PathLike, *, tokenizer: str | Vocabul
                     tuple(reached), front.contextual, lr_quotient)
 
 
+# the limit on read-NFA nodes of each auto try before the last (limits.py)
+_NODE_BUDGET: dict[str, str] = {"one": "max_nfa_nodes_auto", "runtime-close": "max_nfa_nodes_close_auto"}
+
+
 def _parser_dwa(stages: _Stages, layout: Layout, lexer: LexerTables, effects: tuple[EffectGraph, ...],
                 lr: LRQuotient, vocab: Vocabulary, limits: BuildLimits, progress: Progress,
                 reached: list[str], contextual: ContextualLexer | None,
                 contexts: LexerContexts | None, jobs: int | None) -> ParserDWABuild:
     """The Terminal DWA and the Parser DWA of `layout`; "auto" tries AUTO_ORDER and takes the first
-    layout that stays within max_outcomes_auto / max_nfa_nodes_auto / max_dwa_states_auto (the last
-    one within max_nfa_nodes / max_dwa_states, which also cap the earlier tries). Each try that hit
+    layout that stays within max_outcomes_auto / its read-NFA budget (`_NODE_BUDGET`) /
+    max_dwa_states_auto (the last one within max_nfa_nodes / max_dwa_states, which also cap the
+    earlier tries). Each try that hit
     a budget is appended to `reached` ("layout one: max_nfa_nodes_auto"). The Parser DWA is built over
     the LR quotient `lr` (its terminal classes in the Terminal DWA's sets) and reads real LR states."""
     tried = AUTO_ORDER if layout == "auto" else (layout,)
@@ -246,7 +251,7 @@ def _parser_dwa(stages: _Stages, layout: Layout, lexer: LexerTables, effects: tu
             try:
                 return build_parser_dwa(
                     name, tdwa, class_sets, ignored, effects, lr.tables, state_class=lr.state_class,
-                    max_nfa_nodes=limits.max_nfa_nodes if last else min(limits.max_nfa_nodes_auto,
+                    max_nfa_nodes=limits.max_nfa_nodes if last else min(getattr(limits, _NODE_BUDGET[name]),
                                                                          limits.max_nfa_nodes),
                     max_dwa_states=limits.max_dwa_states if last else min(limits.max_dwa_states_auto,
                                                                           limits.max_dwa_states),
@@ -256,7 +261,7 @@ def _parser_dwa(stages: _Stages, layout: Layout, lexer: LexerTables, effects: tu
             except LimitExceeded as err:
                 if last:
                     raise
-                budget = {"max_nfa_nodes": "max_nfa_nodes_auto", "max_dwa_states": "max_dwa_states_auto"}
+                budget = {"max_nfa_nodes": _NODE_BUDGET[name], "max_dwa_states": "max_dwa_states_auto"}
                 reached.append(f"layout {name}: {budget.get(err.limit, err.limit)}")
                 progress.note(f"layout {name}: {budget.get(err.limit, err.limit)} reached, trying the next layout")
     raise AssertionError("unreachable: the last layout either returns or raises")

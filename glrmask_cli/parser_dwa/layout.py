@@ -8,9 +8,10 @@
   tops that can take that lexeme; a group that is still too large is split by its next lexeme, and
   the smallest groups are merged back into one automaton when that stays small (fewer walks).
 "auto" (pipeline.py tries the layouts in AUTO_ORDER) takes the first layout whose read NFA and subset
-construction stay within the limits max_nfa_nodes_auto and max_dwa_states_auto (the last one within
-max_nfa_nodes and max_dwa_states). Every layout gives the same masks. This module builds one given
-layout; the pipeline owns the order and the fallback.
+construction stay within their budgets (max_nfa_nodes_auto for "one", max_nfa_nodes_close_auto for
+"runtime-close", max_dwa_states_auto; the last one within max_nfa_nodes and max_dwa_states). Every
+layout gives the same masks. This module builds one given layout; the pipeline owns the order and
+the fallback.
 """
 
 from __future__ import annotations

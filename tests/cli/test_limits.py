@@ -95,17 +95,22 @@ def test_a_bad_limit_is_a_usage_error(runner, tmp_path, argument, fragment):
         assert all(name in result.output for name in BuildLimits.names())
 
 
-@pytest.mark.parametrize("budget", ["max_nfa_nodes_auto=50", "max_outcomes_auto=50"])
-def test_policy_limits_change_the_build_not_its_success(runner, tmp_path, budget):
-    """The thresholds that never fail a build: a smaller auto budget makes auto fall back to another
+@pytest.mark.parametrize(("budgets", "layout"), [
+    (["max_nfa_nodes_auto=50"], "runtime-close"),
+    (["max_outcomes_auto=50"], "runtime-close"),
+    (["max_outcomes_auto=50", "max_nfa_nodes_close_auto=50"], "grouped"),
+])
+def test_policy_limits_change_the_build_not_its_success(runner, tmp_path, budgets, layout):
+    """The thresholds that never fail a build: a smaller auto budget makes auto fall back to the next
     layout, a shorter max_rhs_length splits more rules; the masks stay those of the default build."""
     out = tmp_path / "j.glrm"
-    result = runner.invoke(cli, ["build", str(JSON_GRAMMAR), "-o", str(out), "-q",
-                                 "--limit", budget, "--limit", "max_rhs_length=2"])
+    limits = [arg for budget in budgets for arg in ("--limit", budget)]
+    result = runner.invoke(cli, ["build", str(JSON_GRAMMAR), "-o", str(out), "-q", *limits,
+                                 "--limit", "max_rhs_length=2"])
     assert result.exit_code == 0, result.output
     report = json.loads(runner.invoke(cli, ["inspect", str(out), "--json"]).output)
     default = json.loads(runner.invoke(cli, ["inspect", str(built(JSON_GRAMMAR, "gpt2").path), "--json"]).output)
-    assert default["dwa"]["layout"] == "one" and report["dwa"]["layout"] != "one"
+    assert default["dwa"]["layout"] == "one" and report["dwa"]["layout"] == layout
     assert any("longer than 2" in r for r in report["parser"]["normalization_rewrites"])
     assert not any("longer than 2" in r for r in default["parser"]["normalization_rewrites"])
     import glrmask_runtime
