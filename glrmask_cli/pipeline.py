@@ -38,6 +38,7 @@ from glrmask_cli.parser.stack_effects import EffectGraph, build_effect_graphs, m
 from glrmask_cli.parser_dwa.layout import AUTO_ORDER, Layout, ParserDWABuild, build_parser_dwa, closes_at_runtime
 from glrmask_cli.parser_dwa.rows import RowPool, build_rows
 from glrmask_cli.parser_dwa.splice import EffectIndex
+from glrmask_cli.parser_dwa.workers import available_jobs
 from glrmask_cli.progress import NO_PROGRESS, Progress
 from glrmask_cli.terminal_dwa import (
     LexerContexts,
@@ -201,7 +202,8 @@ def compile_grammar(grammar_path: str | os.PathLike, *, tokenizer: str | Vocabul
     dwa = _parser_dwa(stages, layout, tables, effects, lr_quotient, vocab, limits, progress, reached,
                       front.contextual, contexts, jobs)
     with stages.stage("rows"):
-        rows = build_rows(dwa.dwa, dwa.terminal_dwa, progress, contexts)
+        rows = build_rows(dwa.dwa, dwa.terminal_dwa, progress, contexts,
+                          jobs if jobs is not None else available_jobs())
     cores = tuple(front.lr.describe_state(state) for state in range(lr.n_states))
     return Compiled(grammar, tables, warnings, front.normalized, lr, len(front.lr.conflicts),
                     effects, vocab, dwa.terminal_dwa, dwa, rows, t, read_depth, limits, cores,

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from glrmask_cli.parser_dwa.determinize import ParserDWA
+from glrmask_cli.parser_dwa.workers import fork_map
 from glrmask_cli.progress import NO_PROGRESS, Progress, Ticker
 from glrmask_cli.terminal_dwa import NO_OUTCOME, LexerContexts, TerminalDWA
 from glrmask_runtime.tables import START
@@ -53,6 +54,10 @@ def _future_outcomes(dwa: ParserDWA) -> list[int]:
             found |= future[target]
         future[state] = shared.setdefault(found, found)
     return future
+
+
+_SHARES_PER_JOB = 2     # lexer-state shares per process in `build_rows` (each a progress step)
+_FORK_WORK = 1 << 24    # (distinct lexer-state rows x token classes) below which `build_rows` uses one process
 
 
 def _bitset(members: np.ndarray) -> int:
@@ -122,10 +127,11 @@ class _Pool:
 
 
 def build_rows(dwa: ParserDWA, tdwa: TerminalDWA, progress: Progress = NO_PROGRESS,
-               contexts: LexerContexts | None = None) -> RowPool:
+               contexts: LexerContexts | None = None, jobs: int = 1) -> RowPool:
     """Compute R[d][q] for every DWA state and lexer state, deduplicated; `progress` counts lexer
     states. `contexts`: lark's contextual lexer (a runtime close walks from the START of each
-    context the closed lexeme hands over to).
+    context the closed lexeme hands over to). `jobs`: processes that compute the lexer states' rows
+    (workers.py; the pool is the same for any number).
 
     Per lexer state q, in class space: the outcomes present at q, and for every accept id the subset
     of them in its set, as an exact bit mask over the present ones (accept ids with equal masks have
@@ -146,27 +152,42 @@ def build_rows(dwa: ParserDWA, tdwa: TerminalDWA, progress: Progress = NO_PROGRE
     holders = _Holders(members, n_outcomes)
     future = _future_outcomes(dwa)
     roots = sorted(set(dwa.roots))
-    q_roots: list[list[int]] = []
-    entries: list[tuple[np.ndarray, list[bytes]]] = []    # per q: its accept ids, their packed rows
-    ticker = Ticker(progress, n_lexer_states, "lexer states")
-    per_present: dict[bytes, _Masks] = {}      # present outcomes -> their masks
     # a block's rows are distinct (TerminalDWA), so lexer states with equal rows have equal picks
     picks = np.concatenate([tdwa.block_pick, tdwa.eos_outcome[:, None]], axis=1)
-    per_picks: dict[bytes, tuple[list[int], np.ndarray, list[bytes]]] = {}
+    pick_of: dict[bytes, int] = {}
+    pick_ids: list[int] = []          # per q, the id of its picks
+    first_q: list[int] = []           # per id, the first q with those picks
     for q in range(n_lexer_states):
-        at_q = per_picks.get(key := picks[q].tobytes())
-        if at_q is None:
-            at_q = per_picks[key] = _rows_at(tdwa.outcome_row(q), n_outcomes, holders, per_present, pool, roots,
-                                             future)
-        q_roots.append(at_q[0])
-        entries.append((at_q[1], at_q[2]))
-        ticker.advance()
+        pick = pick_of.setdefault(picks[q].tobytes(), len(first_q))
+        if pick == len(first_q):
+            first_q.append(q)
+        pick_ids.append(pick)
+    per_present: dict[bytes, _Masks] = {}      # present outcomes -> their masks (each process its own)
+
+    def share(chosen: list[int]) -> list[tuple[list[int], np.ndarray, list[bytes]]]:
+        """Roots, accept ids and rows of the lexer states with these pick ids (one q each); the rows
+        are interned, so a process's answer carries each distinct row once."""
+        return [_rows_at(tdwa.outcome_row(first_q[pick]), n_outcomes, holders, per_present, pool, roots, future)
+                for pick in chosen]
+
+    jobs = jobs if len(first_q) * (tdwa.n_classes + 2) >= _FORK_WORK else 1      # forking costs 10s of ms
+    n_shares = min(len(first_q), _SHARES_PER_JOB * max(jobs, 1))
+    shares = [list(range(i, len(first_q), n_shares)) for i in range(n_shares)]   # interleaved: even costs
+    states_of = np.bincount(np.asarray(pick_ids, dtype=np.int64), minlength=len(first_q))
+    at_pick: dict[int, tuple[list[int], np.ndarray, list[bytes]]] = {}
+    ticker = Ticker(progress, n_lexer_states, "lexer states")
+    for chosen, found in zip(shares, fork_map(share, shares, jobs, "rows")):
+        at_pick.update(zip(chosen, found))
+        ticker.advance(int(states_of[chosen].sum()))
     ticker.close()
-    q_offsets, q_accepts, q_rows = [0], [], []
-    for accepts, rows in entries:             # numbered in (lexer state, accept id) order
-        q_accepts += accepts.tolist()
-        q_rows += [pool.number(row) for row in rows]
-        q_offsets.append(len(q_rows))
+    # rows numbered in (lexer state, accept id) order: a q whose picks came before brings no new row
+    numbered = [np.asarray([pool.number(row) for row in at_pick[pick][2]], dtype=np.int32)
+                for pick in range(len(first_q))]
+    q_roots = [at_pick[pick][0] for pick in pick_ids]
+    q_accepts = np.concatenate([at_pick[pick][1] for pick in pick_ids])
+    q_rows = np.concatenate([numbered[pick] for pick in pick_ids])
+    q_offsets = np.zeros(n_lexer_states + 1, dtype=np.int64)
+    q_offsets[1:] = np.cumsum([len(numbered[pick]) for pick in pick_ids])
     ticker.note(f"{len(pool.rows):,} rows")
     close_offsets, close_sets, close_rows = [0], [], []
     close_roots: list[list[int]] = []

@@ -36,7 +36,8 @@ def test_grouped_layout_gives_identical_bytes(tmp_path):
 
 
 def test_the_artifact_does_not_depend_on_the_number_of_jobs(tmp_path):
-    """Groups built on worker processes are added to the shared pool in the groups' order."""
+    """Groups built on worker processes are added to the shared pool in the groups' order, and the
+    row pool's lexer states computed on them are numbered in lexer-state order."""
     grammar = LARK_GRAMMARS / "lark.lark"
     one = build_in_subprocess(tmp_path / "a.glrm", "5", grammar, "grouped", jobs=1)
     assert one == build_in_subprocess(tmp_path / "b.glrm", "6", grammar, "grouped", jobs=3)
