@@ -176,8 +176,8 @@ def build_rows(dwa: ParserDWA, tdwa: TerminalDWA, progress: Progress = NO_PROGRE
     states_of = np.bincount(np.asarray(pick_ids, dtype=np.int64), minlength=len(first_q))
     at_pick: dict[int, tuple[list[int], np.ndarray, list[bytes]]] = {}
     ticker = Ticker(progress, n_lexer_states, "lexer states")
-    for chosen, found in zip(shares, fork_map(share, shares, jobs, "rows")):
-        at_pick.update(zip(chosen, found))
+    for chosen, done in zip(shares, fork_map(share, shares, jobs, "rows")):
+        at_pick.update(zip(chosen, done))
         ticker.advance(int(states_of[chosen].sum()))
     ticker.close()
     # rows numbered in (lexer state, accept id) order: a q whose picks came before brings no new row
