@@ -56,7 +56,7 @@ def _future_outcomes(dwa: ParserDWA) -> list[int]:
     return future
 
 
-_SHARES_PER_JOB = 2     # lexer-state shares per process in `build_rows` (each a progress step)
+_SHARES_PER_JOB = 2     # lexer-state shares per process in `build_rows` (in one process: one per picks)
 _FORK_WORK = 1 << 24    # (distinct lexer-state rows x token classes) below which `build_rows` uses one process
 
 
@@ -171,7 +171,7 @@ def build_rows(dwa: ParserDWA, tdwa: TerminalDWA, progress: Progress = NO_PROGRE
                 for pick in chosen]
 
     jobs = jobs if len(first_q) * (tdwa.n_classes + 2) >= _FORK_WORK else 1      # forking costs 10s of ms
-    n_shares = min(len(first_q), _SHARES_PER_JOB * max(jobs, 1))
+    n_shares = len(first_q) if jobs <= 1 else min(len(first_q), _SHARES_PER_JOB * jobs)
     shares = [list(range(i, len(first_q), n_shares)) for i in range(n_shares)]   # interleaved: even costs
     states_of = np.bincount(np.asarray(pick_ids, dtype=np.int64), minlength=len(first_q))
     at_pick: dict[int, tuple[list[int], np.ndarray, list[bytes]]] = {}

@@ -3,10 +3,10 @@ without copying them.
 
 Each group's splice and subset construction reads the same inputs and writes nothing shared, so
 `GroupBuilds` runs them on `jobs` forked processes; `fork_map` does the same for a plain map (the
-row pool's lexer states, rows.py). A task builds its group into a `StatePool` of its own and returns that pool's states;
-the parent hashes them into the layout's pool (`StatePool.absorb`) in the groups' order, so the
-artifact is byte-identical for any number of jobs. With one job, or where processes cannot be forked,
-the tasks run in the build's own process, through the same code.
+row pool's lexer states, rows.py). A task builds its group into a `StatePool` of its own and returns
+that pool's states; the parent hashes them into the layout's pool (`StatePool.absorb`) in the groups'
+order, so the artifact is byte-identical for any number of jobs. With one job, or where processes
+cannot be forked, the tasks run in the build's own process, through the same code.
 """
 
 from __future__ import annotations
