@@ -23,6 +23,7 @@ import numpy as np
 
 from glrmask_cli import __version__
 from glrmask_cli.errors import LimitExceeded, TokenizerError
+from glrmask_cli.forks import available_jobs
 from glrmask_cli.grammar import GrammarSpec, load_grammar
 from glrmask_cli.lexer.contextual import ContextualLexer, build_contextual_lexer
 from glrmask_cli.lexer.contextual import unproduced_warnings as contextual_unproduced
@@ -38,7 +39,6 @@ from glrmask_cli.parser.stack_effects import EffectGraph, build_effect_graphs, m
 from glrmask_cli.parser_dwa.layout import AUTO_ORDER, Layout, ParserDWABuild, build_parser_dwa, closes_at_runtime
 from glrmask_cli.parser_dwa.rows import RowPool, build_rows
 from glrmask_cli.parser_dwa.splice import EffectIndex
-from glrmask_cli.parser_dwa.workers import available_jobs
 from glrmask_cli.progress import NO_PROGRESS, Progress
 from glrmask_cli.terminal_dwa import (
     LexerContexts,
@@ -130,14 +130,15 @@ def load_grammar_stage(grammar_path: str | os.PathLike, *, start: str | None = N
 def compile_front_end(grammar_path: str | os.PathLike, *, start: str | None = None,
                       limits: BuildLimits = DEFAULTS, progress: Progress = NO_PROGRESS,
                       timings: dict[str, float] | None = None, grammar: GrammarSpec | None = None,
-                      contextual: bool = False) -> FrontEnd:
+                      contextual: bool = False, jobs: int = 1) -> FrontEnd:
     """grammar -> lexer -> parser (BNF, normalization, canonical LR(1) tables). `grammar`: the first
     stage's result for this path and start, if already loaded (`load_grammar_stage`); `contextual`:
     lark's contextual lexer (one basic lexer per parser state's terminals, so after the parser)
     instead of the basic one; the "lexer" stage then compiles each terminal alone (its errors come
     first, and the contexts reuse the DFAs), without determinizing the union of all terminals,
     which nothing reads then and which two large terminals can make explode (a schema with a
-    hostname and a duration field: 314 s and 7.5 GB in that union, 5 s for every context)."""
+    hostname and a duration field: 314 s and 7.5 GB in that union, 5 s for every context). `jobs`:
+    processes that build the contexts' lexers."""
     timings = timings if timings is not None else {}
     stages = _Stages(progress, timings)
     where = str(grammar_path)
@@ -157,7 +158,8 @@ def compile_front_end(grammar_path: str | os.PathLike, *, start: str | None = No
     per_state = None
     if contextual:
         with stages.stage("lexer contexts"):
-            per_state = build_contextual_lexer(grammar.terminals, grammar.ignore, lr.tables, lr.kernels, where, limits)
+            per_state = build_contextual_lexer(grammar.terminals, grammar.ignore, lr.tables, lr.kernels, where, limits,
+                                               jobs)
     return FrontEnd(grammar, lexer, normalized, lr, per_state)
 
 
@@ -169,12 +171,14 @@ def compile_grammar(grammar_path: str | os.PathLike, *, tokenizer: str | Vocabul
                     jobs: int | None = None) -> Compiled:
     """Run every stage up to the row pool (LimitExceeded names the limit that was hit). `grammar`:
     the first stage's result, if already loaded (`load_grammar_stage`); `lexer`: lark's basic or
-    contextual lexer (docs/semantics.md); `jobs`: processes for the Parser DWA's groups (default:
-    the CPUs available; the artifact is the same for any number)."""
+    contextual lexer (docs/semantics.md); `jobs`: processes for the contexts' lexers, the Parser
+    DWA's groups and the row pool (default: the CPUs available; the artifact is the same for any
+    number)."""
     t: dict[str, float] = {}
     stages = _Stages(progress, t)
+    jobs = jobs if jobs is not None else available_jobs()
     front = compile_front_end(grammar_path, start=start, limits=limits, progress=progress, timings=t,
-                              grammar=grammar, contextual=lexer == "contextual")
+                              grammar=grammar, contextual=lexer == "contextual", jobs=jobs)
     grammar, lexer_build, lr, tables = front.grammar, front.lexer, front.lr.tables, front.tables
     contexts = lexer_contexts(front.contextual, lr) if front.contextual is not None else None
     with stages.stage("stack effects"):
@@ -202,8 +206,7 @@ def compile_grammar(grammar_path: str | os.PathLike, *, tokenizer: str | Vocabul
     dwa = _parser_dwa(stages, layout, tables, effects, lr_quotient, vocab, limits, progress, reached,
                       front.contextual, contexts, jobs)
     with stages.stage("rows"):
-        rows = build_rows(dwa.dwa, dwa.terminal_dwa, progress, contexts,
-                          jobs if jobs is not None else available_jobs())
+        rows = build_rows(dwa.dwa, dwa.terminal_dwa, progress, contexts, jobs)
     cores = tuple(front.lr.describe_state(state) for state in range(lr.n_states))
     return Compiled(grammar, tables, warnings, front.normalized, lr, len(front.lr.conflicts),
                     effects, vocab, dwa.terminal_dwa, dwa, rows, t, read_depth, limits, cores,

@@ -23,11 +23,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from glrmask_cli.forks import fork_map
 from glrmask_cli.grammar import TerminalSpec
 from glrmask_cli.lexer.dfa import moore_partition, renumber, row_classes
 from glrmask_cli.lexer.scanner import build_lexer
 from glrmask_cli.limits import DEFAULTS, BuildLimits
 from glrmask_runtime.tables import DEAD, START, LexerTables, LRTables
+
+_FORK_CONTEXTS = 16     # distinct accept sets from which the contexts' lexers are built on several processes
 
 
 @dataclass(frozen=True)
@@ -62,17 +65,21 @@ def accept_sets(lr: LRTables, cores: Sequence[Hashable]) -> list[frozenset[int]]
 
 def build_contextual_lexer(terminals: Sequence[TerminalSpec], ignore: Sequence[str], lr: LRTables,
                            cores: Sequence[Hashable], grammar_path: str = "<grammar>",
-                           limits: BuildLimits = DEFAULTS) -> ContextualLexer:
-    """One basic lexer per distinct accept set (`accept_sets`), combined (module docstring)."""
+                           limits: BuildLimits = DEFAULTS, jobs: int = 1) -> ContextualLexer:
+    """One basic lexer per distinct accept set (`accept_sets`), combined (module docstring); with
+    `_FORK_CONTEXTS` sets or more, built on `jobs` forked processes (forks.py)."""
     sets = accept_sets(lr, cores)
     index: dict[frozenset[int], int] = {}
-    lexers: list[LexerTables] = []
-    context_of = []
     for accept in sets:
-        if accept not in index:
-            index[accept] = len(lexers)
-            lexers.append(build_lexer(terminals, ignore, grammar_path, limits, only=accept).tables)
-        context_of.append(index[accept])
+        index.setdefault(accept, len(index))
+    distinct = list(index)
+    jobs = jobs if len(distinct) >= _FORK_CONTEXTS else 1
+
+    def lexer_of(accept: frozenset[int]) -> LexerTables:
+        return build_lexer(terminals, ignore, grammar_path, limits, only=accept).tables
+
+    lexers = list(fork_map(lexer_of, distinct, jobs, "lexer contexts"))
+    context_of = [index[accept] for accept in sets]
     ignored = frozenset(int(t) for t in np.concatenate([lexer.ignored for lexer in lexers]).tolist())
     return combine_contexts(lexers, np.asarray(context_of, dtype=np.int64), ignored)
 

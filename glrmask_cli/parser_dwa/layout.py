@@ -23,12 +23,13 @@ from typing import Literal, Sequence
 import numpy as np
 
 from glrmask_cli.errors import LimitExceeded
+from glrmask_cli.forks import available_jobs
 from glrmask_cli.limits import DEFAULTS
 from glrmask_cli.parser.stack_effects import EffectGraph
 from glrmask_cli.parser_dwa.determinize import ParserDWA, Part, StatePool
 from glrmask_cli.parser_dwa.groups import Group, by_first_lexeme, gate, split, walk_roots, whole
 from glrmask_cli.parser_dwa.splice import EffectIndex, TrieIndex, build_read_nfa
-from glrmask_cli.parser_dwa.workers import Built, GroupBuilds, Task, available_jobs
+from glrmask_cli.parser_dwa.workers import Built, GroupBuilds, Task
 from glrmask_cli.progress import NO_PROGRESS, Progress, Ticker
 from glrmask_cli.terminal_dwa import TerminalDWA
 from glrmask_runtime.tables import LRTables

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from glrmask_cli.forks import fork_map
 from glrmask_cli.parser_dwa.determinize import ParserDWA
-from glrmask_cli.parser_dwa.workers import fork_map
 from glrmask_cli.progress import NO_PROGRESS, Progress, Ticker
 from glrmask_cli.terminal_dwa import NO_OUTCOME, LexerContexts, TerminalDWA
 from glrmask_runtime.tables import START

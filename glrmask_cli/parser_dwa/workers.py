@@ -1,23 +1,23 @@
-"""Stages 7 and 8 (execution): work on processes forked from the build, which inherit its inputs
-without copying them.
+"""Stage 7 (execution): a layout's groups built on worker processes.
 
 Each group's splice and subset construction reads the same inputs and writes nothing shared, so
-`GroupBuilds` runs them on `jobs` forked processes; `fork_map` does the same for a plain map (the
-row pool's lexer states, rows.py). A task builds its group into a `StatePool` of its own and returns
-that pool's states; the parent hashes them into the layout's pool (`StatePool.absorb`) in the groups'
-order, so the artifact is byte-identical for any number of jobs. With one job, or where processes
-cannot be forked, the tasks run in the build's own process, through the same code.
+`GroupBuilds` runs them on `jobs` processes forked from the build (they inherit the inputs without
+copying them; forks.py has the plain map the other stages use). A task builds its group into a
+`StatePool` of its own and returns that pool's states; the parent hashes them into the layout's pool
+(`StatePool.absorb`) in the groups' order, so the artifact is byte-identical for any number of jobs.
+With one job, or where processes cannot be forked, the tasks run in the build's own process,
+through the same code.
 """
 
 from __future__ import annotations
 
 import multiprocessing
-import os
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any, Callable, Iterator, Sequence, TypeVar
+from typing import Any, Callable
 
 from glrmask_cli.errors import WorkerLost
+from glrmask_cli.forks import forks
 from glrmask_cli.parser_dwa.determinize import Part, Signature
 from glrmask_cli.parser_dwa.groups import Group
 
@@ -25,47 +25,6 @@ Built = tuple[list[Signature], Part]
 Task = Callable[[Group, int], Built]
 
 _TASK: Task | None = None     # the running GroupBuilds' task; forked workers inherit it
-_MAPPED: Callable[[Any], Any] | None = None     # the running fork_map's function, likewise
-Item = TypeVar("Item")
-Result = TypeVar("Result")
-
-
-def available_jobs() -> int:
-    """The CPUs this process may run on (the default number of jobs)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:       # not on every platform
-        return max(1, os.cpu_count() or 1)
-
-
-def _forks() -> bool:
-    return "fork" in multiprocessing.get_all_start_methods()
-
-
-def fork_map(fn: Callable[[Item], Result], items: Sequence[Item], jobs: int, stage: str) -> Iterator[Result]:
-    """`fn(item)` for each item, in order, computed on `jobs` forked processes (in this process when
-    `jobs` is 1, there is one item or fork is unavailable); each result is yielded as soon as it and
-    those before it are done. WorkerLost (naming `stage`) if a process dies. One runs at a time."""
-    global _MAPPED
-    if jobs <= 1 or len(items) <= 1 or not _forks():
-        yield from map(fn, items)
-        return
-    if _MAPPED is not None:
-        raise RuntimeError("fork_map does not nest")
-    _MAPPED = fn
-    try:
-        with ProcessPoolExecutor(min(jobs, len(items)), mp_context=multiprocessing.get_context("fork")) as pool:
-            yield from pool.map(_call_mapped, items)
-    except BrokenProcessPool:
-        raise WorkerLost(stage) from None
-    finally:
-        _MAPPED = None
-
-
-def _call_mapped(item: Any) -> Any:
-    if _MAPPED is None:
-        raise RuntimeError("a mapped call ran outside fork_map")
-    return _MAPPED(item)
 
 
 def _run(group: Group, max_states: int) -> Built:
@@ -108,7 +67,7 @@ class GroupBuilds:
         self._task = task
         self.jobs = jobs
         self._executor: Executor = (ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"))
-                                    if jobs > 1 and _forks() else _InProcess())
+                                    if jobs > 1 and forks() else _InProcess())
 
     def __enter__(self) -> GroupBuilds:
         global _TASK

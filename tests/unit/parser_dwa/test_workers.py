@@ -1,5 +1,5 @@
-"""Group builds and maps on worker processes: results come back in submission order whatever
-finishes first, a task's exception reaches the caller, and a worker that dies is a one-line error."""
+"""Group builds on worker processes: results come back in submission order whatever finishes first,
+a task's exception reaches the caller, and a worker that dies is a one-line error."""
 
 import os
 import time
@@ -9,7 +9,7 @@ import pytest
 from glrmask_cli.errors import LimitExceeded, WorkerLost
 from glrmask_cli.parser_dwa.determinize import Part
 from glrmask_cli.parser_dwa.groups import Group
-from glrmask_cli.parser_dwa.workers import GroupBuilds, fork_map
+from glrmask_cli.parser_dwa.workers import GroupBuilds
 
 
 def _slow_first(group: Group, max_states: int):
@@ -56,28 +56,3 @@ def test_one_job_runs_a_task_when_its_result_is_asked_for():
         assert builds.result(futures[1]) == ([], Part(1, 0))
         assert ran == [1]
 
-
-def _square_slow_first(k: int) -> tuple[int, int]:
-    time.sleep(0.2 if k == 0 else 0.0)      # the first item finishes last
-    if k == 3:
-        raise ValueError("three")
-    return k * k, os.getpid()
-
-
-@pytest.mark.parametrize("jobs", [1, 2])
-def test_a_map_yields_in_order_and_raises_the_item_error(jobs):
-    results = fork_map(_square_slow_first, [0, 1, 2, 3, 4], jobs, "rows")
-    done = [next(results) for _ in range(3)]
-    assert [square for square, _ in done] == [0, 1, 4]
-    assert ({pid for _, pid in done} == {os.getpid()}) == (jobs == 1)
-    with pytest.raises(ValueError, match="three"):
-        next(results)
-
-
-def test_a_map_whose_worker_dies_is_a_clear_error():
-    with pytest.raises(WorkerLost, match="rows: a worker process ended"):
-        list(fork_map(_die_item, [1, 2], 2, "rows"))
-
-
-def _die_item(k: int) -> int:
-    os._exit(3)

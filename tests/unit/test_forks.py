@@ -1,0 +1,36 @@
+"""`fork_map`: results come back in order whatever finishes first, an item's exception reaches the
+caller, and a worker that dies is a one-line error."""
+
+import os
+import time
+
+import pytest
+
+from glrmask_cli.errors import WorkerLost
+from glrmask_cli.forks import fork_map
+
+
+def _square_slow_first(k: int) -> tuple[int, int]:
+    time.sleep(0.2 if k == 0 else 0.0)      # the first item finishes last
+    if k == 3:
+        raise ValueError("three")
+    return k * k, os.getpid()
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_map_yields_in_order_and_raises_the_item_error(jobs):
+    results = fork_map(_square_slow_first, [0, 1, 2, 3, 4], jobs, "rows")
+    done = [next(results) for _ in range(3)]
+    assert [square for square, _ in done] == [0, 1, 4]
+    assert ({pid for _, pid in done} == {os.getpid()}) == (jobs == 1)
+    with pytest.raises(ValueError, match="three"):
+        next(results)
+
+
+def test_a_map_whose_worker_dies_is_a_clear_error():
+    with pytest.raises(WorkerLost, match="rows: a worker process ended"):
+        list(fork_map(_die_item, [1, 2], 2, "rows"))
+
+
+def _die_item(k: int) -> int:
+    os._exit(3)
