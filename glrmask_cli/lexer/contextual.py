@@ -18,6 +18,7 @@ merged states share those too.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
@@ -30,7 +31,7 @@ from glrmask_cli.lexer.scanner import build_lexer
 from glrmask_cli.limits import DEFAULTS, BuildLimits
 from glrmask_runtime.tables import DEAD, START, LexerTables, LRTables
 
-_FORK_CONTEXTS = 16     # distinct accept sets from which the contexts' lexers are built on several processes
+_SERIAL_SECONDS = 0.3   # contexts' lexers built in one process before the rest go to several (forks.py)
 
 
 @dataclass(frozen=True)
@@ -66,19 +67,27 @@ def accept_sets(lr: LRTables, cores: Sequence[Hashable]) -> list[frozenset[int]]
 def build_contextual_lexer(terminals: Sequence[TerminalSpec], ignore: Sequence[str], lr: LRTables,
                            cores: Sequence[Hashable], grammar_path: str = "<grammar>",
                            limits: BuildLimits = DEFAULTS, jobs: int = 1) -> ContextualLexer:
-    """One basic lexer per distinct accept set (`accept_sets`), combined (module docstring); with
-    `_FORK_CONTEXTS` sets or more, built on `jobs` forked processes (forks.py)."""
+    """One basic lexer per distinct accept set (`accept_sets`), combined (module docstring). The
+    lexers are built in this process; once that has taken `_SERIAL_SECONDS`, the rest are built on
+    `jobs` forked processes (forks.py: forking costs tens of milliseconds, more than the whole stage
+    of most JSON schemas with 20 contexts; Github_hard o30769's 131 take 8 s). The lexers are the
+    same either way."""
     sets = accept_sets(lr, cores)
     index: dict[frozenset[int], int] = {}
     for accept in sets:
         index.setdefault(accept, len(index))
     distinct = list(index)
-    jobs = jobs if len(distinct) >= _FORK_CONTEXTS else 1
 
     def lexer_of(accept: frozenset[int]) -> LexerTables:
         return build_lexer(terminals, ignore, grammar_path, limits, only=accept).tables
 
-    lexers = list(fork_map(lexer_of, distinct, jobs, "lexer contexts"))
+    lexers: list[LexerTables] = []
+    began = time.perf_counter()
+    while len(lexers) < len(distinct):
+        if jobs > 1 and time.perf_counter() - began > _SERIAL_SECONDS:
+            lexers += fork_map(lexer_of, distinct[len(lexers):], jobs, "lexer contexts")
+            break
+        lexers.append(lexer_of(distinct[len(lexers)]))
     context_of = [index[accept] for accept in sets]
     ignored = frozenset(int(t) for t in np.concatenate([lexer.ignored for lexer in lexers]).tolist())
     return combine_contexts(lexers, np.asarray(context_of, dtype=np.int64), ignored)

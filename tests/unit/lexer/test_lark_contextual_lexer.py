@@ -7,15 +7,19 @@ from __future__ import annotations
 import random
 
 import lark
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
+import glrmask_cli.lexer.contextual as contextual
+from devtools.builds import LARK_GRAMMARS
 from devtools.data import DataUnavailable, corpus_path, poetry_grammar, syncode_grammar
 from devtools.lark_judge import lark_parses
 from glrmask_cli.check import load_checker
 from glrmask_cli.cli import cli
 from glrmask_cli.errors import LimitExceeded
 from glrmask_cli.limits import BuildLimits
+from glrmask_cli.pipeline import compile_front_end
 from tests.support.short_texts import assert_lark_verdicts, short_texts
 
 CASES = {
@@ -150,3 +154,19 @@ def test_contextual_build_never_unites_terminals_no_context_holds_together(tmp_p
     judge = lark.Lark(path.read_text(), parser="lalr")
     assert_lark_verdicts(judge, checker, ["(x" + "ab" * 7 + "y)", "[x" + "a" * 11 + "y]", "(x" + "a" * 11 + "y)",
                                           "[x" + "b" * 7 + "y]", "(xy)", "[x" + "a" * 22 + "y]"])
+
+
+def test_contexts_built_on_several_processes_are_the_same_lexer(monkeypatch):
+    """The contexts' lexers go to forked processes once building them here takes a while; the
+    combined lexer must not depend on that (here every one goes there: no time in this process)."""
+    grammar = LARK_GRAMMARS / "lark.lark"
+    one = compile_front_end(grammar, contextual=True, jobs=1).contextual
+    monkeypatch.setattr(contextual, "_SERIAL_SECONDS", -1.0)
+    forked = []
+    real_fork_map = contextual.fork_map
+    monkeypatch.setattr(contextual, "fork_map", lambda *args: forked.append(len(args[1])) or real_fork_map(*args))
+    two = compile_front_end(grammar, contextual=True, jobs=2).contextual
+    assert forked == [one.n_contexts] and one.n_contexts > 2
+    for a, b in [(one.tables.transitions, two.tables.transitions), (one.tables.close_sets, two.tables.close_sets),
+                 (one.starts, two.starts), (one.start_of, two.start_of), (one.restart, two.restart)]:
+        assert np.array_equal(a, b)
