@@ -24,6 +24,14 @@ class GrammarError(GLRMaskError):
             text += f"; {hint}"
         super().__init__(text)
 
+    def __reduce__(self):       # raised in a build's worker process, it reaches the build as itself
+        return _grammar_error, (type(self), self.where, self.what, self.rule, self.terminal, self.hint)
+
+
+def _grammar_error(cls: type[GrammarError], where: str, what: str, rule: str | None, terminal: str | None,
+                   hint: str | None) -> GrammarError:
+    return cls(where, what, rule=rule, terminal=terminal, hint=hint)
+
 
 class GrammarSyntaxError(GrammarError):
     """The .lark file does not parse, or references something undefined."""

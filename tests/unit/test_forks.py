@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from glrmask_cli.errors import WorkerLost
+from glrmask_cli.errors import UnsupportedFeature, WorkerLost
 from glrmask_cli.forks import fork_map
 
 
@@ -34,3 +34,16 @@ def test_a_map_whose_worker_dies_is_a_clear_error():
 
 def _die_item(k: int) -> int:
     os._exit(3)
+
+
+def _bad_grammar(k: int) -> int:
+    raise UnsupportedFeature("g.lark:3:1", "backreferences", terminal="T", hint="write it out")
+
+
+def test_a_grammar_error_in_a_worker_reaches_the_caller_as_itself():
+    """A context's lexer can fail on a worker; the build must say what lark-level problem it was,
+    not that a worker died."""
+    with pytest.raises(UnsupportedFeature) as caught:
+        list(fork_map(_bad_grammar, [1, 2], 2, "lexer contexts"))
+    assert str(caught.value) == "g.lark:3:1: terminal T: backreferences; write it out"
+    assert caught.value.terminal == "T"
