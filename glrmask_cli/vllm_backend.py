@@ -42,7 +42,8 @@ class GLRMaskBackend:
         stops = tuple(sorted(stop_token_ids or ()))
         artifact = self._artifacts.get((grammar_spec, stops))
         if artifact is None:
-            built = compile_grammar(grammar_spec, tokenizer=self.vocab, eos_tokens=[str(t) for t in stops])
+            # jobs=1: the engine's process holds a GPU context and threads, so the build never forks it
+            built = compile_grammar(grammar_spec, tokenizer=self.vocab, eos_tokens=[str(t) for t in stops], jobs=1)
             artifact = self._artifacts[(grammar_spec, stops)] = built.load()
         return GLRMaskGrammar(artifact.matcher())
 
