@@ -33,6 +33,11 @@ def forks() -> bool:
     return "fork" in multiprocessing.get_all_start_methods()
 
 
+def fork_pool(jobs: int) -> ProcessPoolExecutor:
+    """A pool of `jobs` processes forked from this one (callers check `forks()` first)."""
+    return ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"))
+
+
 def fork_map(fn: Callable[[Item], Result], items: Sequence[Item], jobs: int, stage: str) -> Iterator[Result]:
     """`fn(item)` for each item, in order, computed on `jobs` forked processes (in this process when
     `jobs` is 1, there is one item or fork is unavailable); each result is yielded as soon as it and
@@ -45,7 +50,7 @@ def fork_map(fn: Callable[[Item], Result], items: Sequence[Item], jobs: int, sta
         raise RuntimeError("fork_map does not nest")
     _MAPPED = fn
     try:
-        with ProcessPoolExecutor(min(jobs, len(items)), mp_context=multiprocessing.get_context("fork")) as pool:
+        with fork_pool(min(jobs, len(items))) as pool:
             yield from pool.map(_call_mapped, items)
     except BrokenProcessPool:
         raise WorkerLost(stage) from None

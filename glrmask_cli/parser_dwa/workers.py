@@ -11,13 +11,12 @@ through the same code.
 
 from __future__ import annotations
 
-import multiprocessing
-from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from concurrent.futures import Executor, Future
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable
 
 from glrmask_cli.errors import WorkerLost
-from glrmask_cli.forks import forks
+from glrmask_cli.forks import fork_pool, forks
 from glrmask_cli.parser_dwa.determinize import Part, Signature
 from glrmask_cli.parser_dwa.groups import Group
 
@@ -66,8 +65,7 @@ class GroupBuilds:
     def __init__(self, task: Task, jobs: int) -> None:
         self._task = task
         self.jobs = jobs
-        self._executor: Executor = (ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("fork"))
-                                    if jobs > 1 and forks() else _InProcess())
+        self._executor: Executor = fork_pool(jobs) if jobs > 1 and forks() else _InProcess()
 
     def __enter__(self) -> GroupBuilds:
         global _TASK
