@@ -22,6 +22,7 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from glrmask_cli import __version__
+from glrmask_cli.collector import paced
 from glrmask_cli.errors import LimitExceeded, TokenizerError
 from glrmask_cli.forks import available_jobs
 from glrmask_cli.grammar import GrammarSpec, load_grammar
@@ -127,6 +128,7 @@ def load_grammar_stage(grammar_path: str | os.PathLike, *, start: str | None = N
         return load_grammar(grammar_path, start=start)
 
 
+@paced
 def compile_front_end(grammar_path: str | os.PathLike, *, start: str | None = None,
                       limits: BuildLimits = DEFAULTS, progress: Progress = NO_PROGRESS,
                       timings: dict[str, float] | None = None, grammar: GrammarSpec | None = None,
@@ -163,6 +165,7 @@ def compile_front_end(grammar_path: str | os.PathLike, *, start: str | None = No
     return FrontEnd(grammar, lexer, normalized, lr, per_state)
 
 
+@paced
 def compile_grammar(grammar_path: str | os.PathLike, *, tokenizer: str | Vocabulary = "gpt2",
                     start: str | None = None, eos_tokens: Sequence[str] = (),
                     tokenizer_pattern: str | None = None, layout: Layout = "auto",

@@ -19,7 +19,6 @@ last one written: always concrete) belongs to that context (`start_of`).
 
 from __future__ import annotations
 
-import functools
 from typing import Sequence
 
 import numpy as np
@@ -41,29 +40,27 @@ class _Splicer:
     mid node depends neither on W nor on which child lexeme follows (that is decided when the effect
     ends), so paths that reach into the old stack share it."""
 
-    def __init__(self, tdwa: TerminalDWA, term_sets: list[tuple[int, ...]], graphs: Sequence[EffectGraph],
-                 has_action: np.ndarray, ignored: frozenset[int], end_terminal: int, group: Group,
-                 max_nodes: int, index: EffectIndex, trie: TrieIndex, start_of: Sequence[int] | None):
-        self.tdwa, self.term_sets, self.graphs, self.has_action = tdwa, term_sets, graphs, has_action
-        self.start_of = start_of
-        self.trie_start = tdwa.trie_start.tolist() if start_of is not None else None
-        self.ignored, self.end_terminal, self.group, self.max_nodes = ignored, end_terminal, group, max_nodes
+    def __init__(self, scope: _Scope, graphs: Sequence[EffectGraph], max_nodes: int, index: EffectIndex) -> None:
+        self.scope, self.graphs, self.max_nodes = scope, graphs, max_nodes
+        self.start_of, self.trie_start = scope.start_of, scope.trie_start
+        self.ignored, self.enters, self.counts = scope.ignored, scope.enters, scope.counts
+        self.next_nodes, self.terminals_after = scope.next_nodes, scope.terminals_after
+        self.outcomes_at, self.finals_of = scope.outcomes_at, scope.finals_of
+        self.tops_with_action = scope.tops_with_action
         self.roots_by_top = index.roots_by_top
-        self.next_nodes, self.terminals_after = trie.next_nodes, trie.terminals_after
-        self.outcomes_at = trie.outcomes_at
         self.exits = index.exits
         self.nfa = ReadNFA()
-        if len(tdwa.outcomes) + 1 > max_nodes:     # one acceptance node per outcome, and the start
+        n_outcomes = len(scope.tdwa.outcomes)
+        if n_outcomes + 1 > max_nodes:     # one acceptance node per outcome, and the start
             raise LimitExceeded("max_nfa_nodes", max_nodes, "parser DWA splice",
-                                f"{len(tdwa.outcomes):,} token outcomes need as many nodes; see docs/ARCHITECTURE.md")
+                                f"{n_outcomes:,} token outcomes need as many nodes; see docs/ARCHITECTURE.md")
         self.accept: dict[int, int] = {}     # outcome id -> its acceptance node, made when first reached
         self.index: dict[tuple, int] = {("at", 0, ()): self.nfa.start}
-        self._tops: dict[tuple[int, ...], tuple[tuple[int, ...], frozenset[int]]] = {}
         self._accepted: dict[tuple[int, int], list[int]] = {}     # accepted_at
         self.matching_edges = index.matching_edges
         self.todo: list[tuple] = [("at", 0, ())]
-        self.future = _Future(self, index)
-        self.reach, self.useful = self.future.reach, self.future.useful
+        future = _Future(scope, index)     # holds the scope, not the splicer: no reference cycle
+        self.reach, self.useful = future.reach, future.useful
 
     def node(self, key: tuple) -> int:
         found = self.index.get(key)
@@ -124,9 +121,6 @@ class _Splicer:
             accept = self.accept[outcome_id] = self.nfa.add_node(1 << outcome_id)
         return accept
 
-    def finals_of(self, final: int) -> tuple[int, ...]:
-        return (self.end_terminal,) if final == FINAL_END else self.term_sets[final]
-
     def accepted_at(self, trie_node: int, top: int) -> list[int]:
         """The outcomes ending at `trie_node` that are accepted with `top` on top: their open
         lexeme's terminal (or END) has an action there, or may be ignored (cached)."""
@@ -135,7 +129,8 @@ class _Splicer:
         if found is None:
             found = self._accepted[key] = [
                 outcome_id for outcome_id, final in self.outcomes_at.get(trie_node, ())
-                if self.ignored.intersection(self.finals_of(final)) or self.has_action_on(top, self.finals_of(final))]
+                if self.ignored.intersection(finals := self.finals_of(final))
+                or top in self.tops_with_action(finals)[1]]
         return found
 
     def accept_on_reads(self, source: int, outcome_id: int, final: int) -> None:
@@ -147,17 +142,6 @@ class _Splicer:
         else:
             for top in self.tops_with_action(finals)[0]:
                 self.nfa.add_read(source, top, accept)
-
-    def has_action_on(self, top: int, finals: tuple[int, ...]) -> bool:
-        return top in self.tops_with_action(finals)[1]
-
-    def tops_with_action(self, finals: tuple[int, ...]) -> tuple[tuple[int, ...], frozenset[int]]:
-        """The LR states with an action on one of `finals`, in order and as a set (cached per set)."""
-        found = self._tops.get(finals)
-        if found is None:
-            tops = tuple(int(p) for p in np.flatnonzero(self.has_action[:, list(finals)].any(axis=1)))
-            found = self._tops[finals] = (tops, frozenset(tops))
-        return found
 
     def consume(self, source: int, written: Written, terminal: int, trie_node: int) -> None:
         """Splice one terminal's effect graph in after the written states `written`."""
@@ -218,33 +202,6 @@ class _Splicer:
                 continue
             new_last = labels[-1] if labels else last
             self.nfa.connect(source, labels, self.node(("mid", terminal, next_node, new_last, trie_node)))
-
-    @functools.cached_property
-    def inside(self) -> list[bool]:
-        """trie node -> it lies in one of the group's subtrees."""
-        parent, subtrees = self.tdwa.trie_parent, self.group.subtrees
-        inside = [False] * len(parent)
-        for node in range(len(parent)):          # parents are numbered before their children
-            inside[node] = node in subtrees or (node != 0 and inside[int(parent[node])])
-        return inside
-
-    @functools.cached_property
-    def counts(self) -> list[bool]:
-        """trie node -> its outcomes belong to the group (inside a subtree, or an exact node)."""
-        return [inside or node in self.group.exact for node, inside in enumerate(self.inside)]
-
-    @functools.cached_property
-    def enters(self) -> list[bool]:
-        """trie node -> the splice may reach it: inside a subtree, or on the way to a group node."""
-        enters = list(self.inside)
-        for node in self.group.subtrees | self.group.exact:
-            enters[node] = True
-            node = int(self.tdwa.trie_parent[node])    # a subtree's root is inside, its ancestors are not
-            while node and not enters[node]:
-                enters[node] = True
-                node = int(self.tdwa.trie_parent[node])
-        return enters
-
 
 class EffectIndex:
     """What every group's splice looks up in the effect graphs, computed once per build: each
@@ -348,6 +305,52 @@ class TrieIndex:
                 self.outcomes_at.setdefault(node, []).append((outcome_id, final))
 
 
+class _Scope:
+    """What one group's splice reads and never changes: the Terminal DWA's trie (`TrieIndex`), which
+    trie nodes the group enters and counts, and the LR states with an action on a terminal set
+    (shared by the splicer and its `_Future`)."""
+
+    def __init__(self, tdwa: TerminalDWA, term_sets: list[tuple[int, ...]], has_action: np.ndarray,
+                 ignored: frozenset[int], end_terminal: int, group: Group, trie: TrieIndex,
+                 start_of: Sequence[int] | None) -> None:
+        self.tdwa, self.term_sets, self.has_action = tdwa, term_sets, has_action
+        self.ignored, self.end_terminal, self.group = ignored, end_terminal, group
+        self.start_of = start_of
+        self.trie_start = tdwa.trie_start.tolist() if start_of is not None else None
+        self.next_nodes, self.terminals_after = trie.next_nodes, trie.terminals_after
+        self.outcomes_at = trie.outcomes_at
+        self._tops: dict[tuple[int, ...], tuple[tuple[int, ...], frozenset[int]]] = {}
+        self.counts, self.enters = self._nodes()
+
+    def _nodes(self) -> tuple[list[bool], list[bool]]:
+        """Per trie node: its outcomes belong to the group (inside a subtree, or an exact node); the
+        splice may reach it (inside a subtree, or on the way to a group node)."""
+        parent, subtrees, exact = self.tdwa.trie_parent, self.group.subtrees, self.group.exact
+        inside = [False] * len(parent)
+        for node in range(len(parent)):          # parents are numbered before their children
+            inside[node] = node in subtrees or (node != 0 and inside[int(parent[node])])
+        counts = [flag or node in exact for node, flag in enumerate(inside)]
+        enters = list(inside)
+        for node in subtrees | exact:
+            enters[node] = True
+            node = int(parent[node])    # a subtree's root is inside, its ancestors are not
+            while node and not enters[node]:
+                enters[node] = True
+                node = int(parent[node])
+        return counts, enters
+
+    def finals_of(self, final: int) -> tuple[int, ...]:
+        return (self.end_terminal,) if final == FINAL_END else self.term_sets[final]
+
+    def tops_with_action(self, finals: tuple[int, ...]) -> tuple[tuple[int, ...], frozenset[int]]:
+        """The LR states with an action on one of `finals`, in order and as a set (cached per set)."""
+        found = self._tops.get(finals)
+        if found is None:
+            tops = tuple(int(p) for p in np.flatnonzero(self.has_action[:, list(finals)].any(axis=1)))
+            found = self._tops[finals] = (tops, frozenset(tops))
+        return found
+
+
 class _Future:
     """What the rest of a token can still do in one group, from a trie node with a given state on
     top (the splice asks after each lexeme):
@@ -361,8 +364,8 @@ class _Future:
     only where it can: most of a terminal's effects end on tops that the next lexeme of the group
     cannot follow)."""
 
-    def __init__(self, splicer: _Splicer, index: EffectIndex) -> None:
-        self._s = splicer
+    def __init__(self, scope: _Scope, index: EffectIndex) -> None:
+        self._s = scope
         self._reach_of = index.reach
         self._reach: dict[tuple[int, int], int] = {}
         self._useful: dict[tuple[int, int, int], bool] = {}
@@ -416,8 +419,8 @@ class _Future:
         if not s.counts[node]:
             return False
         for _, final in s.outcomes_at.get(node, ()):
-            finals = (s.end_terminal,) if final == FINAL_END else s.term_sets[final]
-            if s.ignored.intersection(finals) or s.has_action_on(top, finals):
+            finals = s.finals_of(final)
+            if s.ignored.intersection(finals) or top in s.tops_with_action(finals)[1]:
                 return True
         return False
 
@@ -469,5 +472,5 @@ def build_read_nfa(tdwa: TerminalDWA, term_sets: list[tuple[int, ...]], graphs: 
     group = group if group is not None else whole(tdwa)[0]
     index = index if index is not None else EffectIndex(graphs)
     trie = trie if trie is not None else TrieIndex(tdwa, term_sets)
-    return _Splicer(tdwa, term_sets, graphs, has_action, ignored, end_terminal, group, max_nodes, index,
-                    trie, start_of).run()
+    scope = _Scope(tdwa, term_sets, has_action, ignored, end_terminal, group, trie, start_of)
+    return _Splicer(scope, graphs, max_nodes, index).run()

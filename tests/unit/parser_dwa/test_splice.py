@@ -2,6 +2,7 @@
 whole splice + determinize stage against a direct simulation of the effects on concrete stacks. The
 open lexeme's terminal is checked on the top state only (the canonical LR(1) contract, parser/lr.py)."""
 
+import gc
 import itertools
 
 import numpy as np
@@ -65,6 +66,21 @@ def test_seed_notes_example_cancels_to_one_read():
     graphs = [graph_of(t, effects) for t, effects in enumerate(by_terminal)]
     dwa = determinize([build_read_nfa(tdwa, term_sets, graphs, has_action(by_terminal), frozenset(), END)])
     assert walk(dwa, [B, S]) == 1 and walk(dwa, [P, B]) == 0 and dwa.depth() == 1
+
+
+def test_a_splice_leaves_no_reference_cycle():
+    # builds pace the collector (glrmask_cli/collector.py): a splice's memos must be freed when it
+    # ends, by reference counting, not at the collector's next pass
+    tdwa = make_tdwa([([0, 1], 2)])
+    by_terminal = [[StackEffect((B,), (P,))], [StackEffect((P, B), (C,))], [StackEffect((C,), (U,))], []]
+    graphs = [graph_of(t, effects) for t, effects in enumerate(by_terminal)]
+    gc.collect()
+    gc.disable()
+    try:
+        build_read_nfa(tdwa, term_sets, graphs, has_action(by_terminal), frozenset(), END)
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
 
 
 def make_tdwa(path_list):
