@@ -59,8 +59,16 @@ class _Splicer:
         self._accepted: dict[tuple[int, int], list[int]] = {}     # accepted_at
         self.matching_edges = index.matching_edges
         self.todo: list[tuple] = [("at", 0, ())]
-        future = _Future(scope, index)     # holds the scope, not the splicer: no reference cycle
-        self.reach, self.useful = future.reach, future.useful
+        self.future = _Future(scope, index)     # holds the scope, not the splicer: no reference cycle
+        self.reach = self.future.reach
+        self._useful: dict[tuple[int, int], _Useful] = {}    # useful_at
+
+    def useful_at(self, trie_node: int, terminal: int) -> _Useful:
+        """Whether consuming `terminal` at `trie_node` can lead anywhere, per exit set (cached)."""
+        found = self._useful.get((trie_node, terminal))
+        if found is None:
+            found = self._useful[(trie_node, terminal)] = _Useful(self.future, trie_node, terminal)
+        return found
 
     def node(self, key: tuple) -> int:
         found = self.index.get(key)
@@ -150,22 +158,22 @@ class _Splicer:
                 self.nfa.add_epsilon(source, target)
             return
         graph = self.graphs[terminal]
-        exits, useful = self.exits(terminal), self.useful
+        exits, useful = self.exits(terminal), self.useful_at(trie_node, terminal)
         if not written:
             for top, graph_node in graph.roots:
-                if useful(trie_node, terminal, exits[graph_node]):
+                if useful[exits[graph_node]]:
                     self.nfa.add_read(source, top, self.node(("mid", terminal, graph_node, top, trie_node)))
             return
         by_top = self.roots_by_top[terminal]
         for graph_node in by_top.get(written[-1], ()) + by_top.get(ANY, ()):
-            if useful(trie_node, terminal, exits[graph_node]):
+            if useful[exits[graph_node]]:
                 self.walk_written(source, written, terminal, graph_node, trie_node)
 
     def walk_written(self, source: int, written: Written, terminal: int, root: int, trie_node: int) -> None:
         """Follow the effect graph while its reads cancel against the written states. A graph node is
         visited once per number of written states matched (the graph shares nodes between paths)."""
         graph = self.graphs[terminal]
-        exits, useful = self.exits(terminal), self.useful
+        exits, useful = self.exits(terminal), self.useful_at(trie_node, terminal)
         todo, seen = [(root, 1)], set()
         while todo:
             graph_node, matched = todo.pop()
@@ -179,7 +187,7 @@ class _Splicer:
             left = len(written) - matched
             edges = graph.edges[graph_node] if not left else self.matching_edges(terminal, graph_node, written, left)
             for labels, next_node in edges:
-                if not useful(trie_node, terminal, exits[next_node]):
+                if not useful[exits[next_node]]:
                     continue
                 inside = min(len(labels), left)
                 if inside == len(labels):
@@ -196,9 +204,9 @@ class _Splicer:
         for writes in graph.finals[graph_node]:
             for target in self.targets(trie_node, terminal, (last,) + writes):
                 self.nfa.add_epsilon(source, target)
-        exits, useful = self.exits(terminal), self.useful
+        exits, useful = self.exits(terminal), self.useful_at(trie_node, terminal)
         for labels, next_node in graph.edges[graph_node]:
-            if not useful(trie_node, terminal, exits[next_node]):
+            if not useful[exits[next_node]]:
                 continue
             new_last = labels[-1] if labels else last
             self.nfa.connect(source, labels, self.node(("mid", terminal, next_node, new_last, trie_node)))
@@ -351,6 +359,22 @@ class _Scope:
         return found
 
 
+class _Useful(dict[frozenset[int], bool]):
+    """`_Future.useful` at one (trie node, terminal), by exit set, computed when first asked
+    (`useful[exits]`: a dict lookup, which the splice makes millions of times; exit sets are
+    interned, so equal ones are one object and hash once)."""
+
+    __slots__ = ("_future", "_node", "_terminal")
+
+    def __init__(self, future: _Future, node: int, terminal: int) -> None:
+        super().__init__()
+        self._future, self._node, self._terminal = future, node, terminal
+
+    def __missing__(self, exits: frozenset[int]) -> bool:
+        found = self[exits] = self._future.useful(self._node, self._terminal, exits)
+        return found
+
+
 class _Future:
     """What the rest of a token can still do in one group, from a trie node with a given state on
     top (the splice asks after each lexeme):
@@ -368,7 +392,6 @@ class _Future:
         self._s = scope
         self._reach_of = index.reach
         self._reach: dict[tuple[int, int], int] = {}
-        self._useful: dict[tuple[int, int, int], bool] = {}
         self._follows: dict[tuple[int, int, int], bool] = {}
 
     def reach(self, node: int, top: int) -> int:
@@ -391,11 +414,7 @@ class _Future:
         return memo[(node, top)]
 
     def useful(self, node: int, terminal: int, exits: frozenset[int]) -> bool:
-        key = (node, terminal, id(exits))      # exit sets are interned (EffectIndex.exits)
-        found = self._useful.get(key)
-        if found is None:
-            found = self._useful[key] = any(top == ANY or self.follows(node, terminal, top) for top in exits)
-        return found
+        return any(top == ANY or self.follows(node, terminal, top) for top in exits)
 
     def follows(self, node: int, terminal: int, top: int) -> bool:
         """Whether some child of `node` by `terminal` can lead to an outcome with `top` on top."""
