@@ -84,21 +84,23 @@ class _Splicer:
         """The positions reached by consuming `terminal` at `trie_node` with `written` on top: one per
         trie child whose lexeme can be `terminal`."""
         found = []
+        enters, node = self.enters, self.node
+        if not written:
+            return [node(("at", child, written)) for child in self.next_nodes[(trie_node, terminal)] if enters[child]]
+        top, depth = written[-1], len(written)
+        trie_start = self.trie_start
+        context = self.start_of[top] if self.start_of is not None and trie_start is not None else None
         for child in self.next_nodes[(trie_node, terminal)]:
-            if not self.enters[child]:
+            if not enters[child]:
                 continue
-            if self.start_of is not None and self.trie_start is not None and written:
-                needed = self.trie_start[child]
-                if needed != NO_CHECK and self.start_of[written[-1]] != needed:
+            if context is not None and trie_start is not None:
+                needed = trie_start[child]
+                if needed != NO_CHECK and context != needed:
                     continue    # the rest of the token was lexed in another context
-            kept = written
-            if written:     # the rest of the token never looks deeper than this
-                visible = self.reach(child, written[-1])
-                if not visible:
-                    continue        # nothing below the child can happen on this top
-                if len(written) > visible:
-                    kept = written[len(written) - visible:]
-            found.append(self.node(("at", child, kept)))
+            visible = self.reach(child, top)    # the rest of the token never looks deeper than this
+            if not visible:
+                continue        # nothing below the child can happen on this top
+            found.append(node(("at", child, written[depth - visible:] if depth > visible else written)))
         return found
 
     def run(self) -> ReadNFA:
@@ -173,27 +175,31 @@ class _Splicer:
         """Follow the effect graph while its reads cancel against the written states. A graph node is
         visited once per number of written states matched (the graph shares nodes between paths)."""
         graph = self.graphs[terminal]
+        finals, graph_edges = graph.finals, graph.edges
         exits, useful = self.exits(terminal), self.useful_at(trie_node, terminal)
+        targets, add_epsilon, matching_edges = self.targets, self.nfa.add_epsilon, self.matching_edges
+        depth = len(written)
         todo, seen = [(root, 1)], set()
         while todo:
-            graph_node, matched = todo.pop()
-            if (graph_node, matched) in seen:
+            key = todo.pop()
+            if key in seen:
                 continue
-            seen.add((graph_node, matched))
-            keep = written[:len(written) - matched + 1]      # the deepest read state stays on the stack
-            for writes in graph.finals[graph_node]:
-                for target in self.targets(trie_node, terminal, keep + writes):
-                    self.nfa.add_epsilon(source, target)
-            left = len(written) - matched
-            edges = graph.edges[graph_node] if not left else self.matching_edges(terminal, graph_node, written, left)
+            seen.add(key)
+            graph_node, matched = key
+            if finals[graph_node]:
+                keep = written[:depth - matched + 1]      # the deepest read state stays on the stack
+                for writes in finals[graph_node]:
+                    for target in targets(trie_node, terminal, keep + writes):
+                        add_epsilon(source, target)
+            left = depth - matched
+            edges = graph_edges[graph_node] if not left else matching_edges(terminal, graph_node, written, left)
             for labels, next_node in edges:
                 if not useful[exits[next_node]]:
                     continue
-                inside = min(len(labels), left)
-                if inside == len(labels):
-                    todo.append((next_node, matched + inside))
+                if len(labels) <= left:
+                    todo.append((next_node, matched + len(labels)))
                 else:
-                    rest = labels[inside:]
+                    rest = labels[left:]
                     self.nfa.connect(source, rest, self.node(("mid", terminal, next_node, rest[-1], trie_node)))
 
     def expand_mid(self, key: tuple, source: int) -> None:
@@ -246,7 +252,7 @@ class EffectIndex:
             groups = by_cap[cap] = self._edge_groups(terminal, graph_node, cap)
         hits = []
         for positions, by_values in groups:
-            hit = by_values.get(tuple(written[left - 1 - p] for p in positions))
+            hit = by_values.get(tuple([written[left - 1 - p] for p in positions]))
             if hit is not None:
                 hits.append(hit)
         if len(hits) == 1:
