@@ -32,7 +32,7 @@ def artifact_report(art: Artifact) -> dict[str, Any]:
                    "rules": m["parser"]["n_rules"], "max_read_depth": m["parser"]["max_read_depth"],
                    "normalization_rewrites": m["parser"]["rewrites"]},
         "dwa": {"layout": m["dwa"].get("layout", "one"), "groups": m["dwa"].get("n_groups", 1),
-                "runtime_closes": sum(len(c) for c in art.closes),
+                "runtime_closes": art.n_runtime_closes,
                 "states": m["dwa"]["n_states"], "transitions": m["dwa"]["n_transitions"],
                 "depth": m["dwa"]["depth"], "outcomes": m["dwa"]["n_outcomes"],
                 "token_classes": m["dwa"]["n_token_classes"], "row_pool_rows": m["dwa"]["n_rows"],
@@ -101,7 +101,11 @@ def mask_cost(art: Artifact) -> dict[str, Any]:
     every count is multiplied by the number of paths of the graph-structured stack."""
     sections = art.container.sections
     n_states = int(sections["dwa.default"].shape[0])
-    roots = sorted({int(r) for per_state in art.dwa_roots for r in per_state})
+    # the artifact's per-state views, built on first use, read whole here
+    dwa_roots = [art.dwa_roots[p] for p in range(art.lr.n_states)]
+    q_roots = [art.q_roots[q] for q in range(art.lexer.n_states)]
+    all_closes = [art.closes[q] for q in range(art.lexer.n_states)]
+    roots = sorted({int(r) for per_state in dwa_roots for r in per_state})
     column = {root: i for i, root in enumerate(roots)}
 
     def members(sets: Sequence[Any]) -> np.ndarray:
@@ -111,12 +115,12 @@ def mask_cost(art: Artifact) -> dict[str, Any]:
             table[i, [column[r] for r in found if r in column]] = 1.0
         return table
 
-    listed = members(art.dwa_roots)                         # LR state x root
-    at_lexer_state = (members(art.q_roots) @ listed.T).max(axis=1, initial=0)   # lexer state -> most walks from a top
+    listed = members(dwa_roots)                         # LR state x root
+    at_lexer_state = (members(q_roots) @ listed.T).max(axis=1, initial=0)   # lexer state -> most walks from a top
     # after a close, a path's top p walks from its context's START (START with the basic lexer)
     start_of = art.lexer_start if art.lexer_start is not None else np.full(art.lr.n_states, START)
-    walkable = listed * members(art.q_roots)[np.asarray(start_of)]        # LR state x root
-    close_sets = [allowed for closes in art.closes for _, _, allowed in closes]
+    walkable = listed * members(q_roots)[np.asarray(start_of)]        # LR state x root
+    close_sets = [allowed for closes in all_closes for _, _, allowed in closes]
     per_close = (members(close_sets) @ walkable.T).max(axis=1, initial=0) if close_sets else np.zeros(0)
     edges = (n_states, sections["dwa.edge_offsets"], sections["dwa.edge_targets"], sections["dwa.default"], roots)
     emitting = np.zeros(n_states, dtype=np.int64)
@@ -125,7 +129,7 @@ def mask_cost(art: Artifact) -> dict[str, Any]:
     per_walk = 1 + (emits or 0)
     walks, rows = [], []
     j = 0
-    for q, closes in enumerate(art.closes):
+    for q, closes in enumerate(all_closes):
         after = per_close[j:j + len(closes)]
         j += len(closes)
         walks.append(at_lexer_state[q] + after.sum())
@@ -135,7 +139,7 @@ def mask_cost(art: Artifact) -> dict[str, Any]:
         "max_walk_depth": _longest_path(*edges),
         "max_emits_per_walk": emits,
         "max_roots_per_lr_state": int(max(at_lexer_state.max(initial=0), per_close.max(initial=0))),
-        "max_runtime_closes": max((len(c) for c in art.closes), default=0),
+        "max_runtime_closes": max((len(c) for c in all_closes), default=0),
         "max_walks_per_mask": int(max(walks, default=0)),
         "max_rows_ored": max(1, int(max(rows, default=0))),
         "one_stack_path": art.metadata["parser"]["conflicts"] == 0 and not ties,

@@ -2,7 +2,7 @@
 
 `load(path)` memory-maps the expanded sections, checks that every section GLRMask needs is there with
 the right dtype and shape and that every id stored in one table indexes validly into the others, then
-prepares the small Python structures the hot path uses (DWA edges as dicts). Any problem raises
+sets up the Python views the hot path reads (DWA edges as dicts), each built on first use (lazy.py). Any problem raises
 `ArtifactError`; nothing in the file is ever executed.
 """
 
@@ -13,7 +13,6 @@ import os
 import weakref
 from array import array
 from collections.abc import Sequence
-from itertools import pairwise
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
@@ -22,6 +21,7 @@ from glrmask_runtime.contextual import ContextualRecognizer, ContextualState
 from glrmask_runtime.errors import ArtifactError, TokenizerMismatch
 from glrmask_runtime.format import Container, read_container
 from glrmask_runtime.glr import GSSNode
+from glrmask_runtime.lazy import OnFirstUse, csr_dicts, csr_slices, flat
 from glrmask_runtime.recognizer import AnyRecognizer, ParseState, Recognizer
 from glrmask_runtime.schema import ARTIFACT_KIND as ARTIFACT_KIND
 from glrmask_runtime.schema import optional_sections_for, sections_for
@@ -86,32 +86,38 @@ class Artifact:
         else:
             self.recognizer = Recognizer(self.lexer, self.lr, self.terminal_names)
         self.n_dwa_states = int(s["dwa.default"].shape[0])
-        eager = self.n_dwa_states <= EAGER_DWA_STATES
-        self.dwa_edges = _CSRDicts(s["dwa.edge_offsets"], s["dwa.edge_labels"], s["dwa.edge_targets"], eager)
+        # Per-state Python views are built on first use (lazy.py): a load costs milliseconds whatever
+        # the artifact's size, and a process holds only what its requests reached.
+        self.dwa_edges = csr_dicts(s["dwa.edge_offsets"], s["dwa.edge_labels"], s["dwa.edge_targets"])
         # per DWA state, compact (a process's own memory: 8 bytes a state) and read as Python ints
         self.dwa_default = _int_array(s["dwa.default"])
         self.accept_of: AcceptIds
-        self.row_maps: _CSRDicts
+        self.row_maps: OnFirstUse[dict[int, int]]
         # per DWA state, 1 where a walk takes its accept id when it passes it, not only where it stops (format 5)
         self.emits = (s["dwa.emits"].astype(np.uint8).tobytes() if "dwa.emits" in s
                       else bytes(self.n_dwa_states))
+        # LR state -> the DWA roots a walk from a top in that state starts at
+        self.dwa_roots: OnFirstUse[tuple[int, ...]]
+        # lexer state -> the roots whose walks can give a non-empty row there
+        self.q_roots: OnFirstUse[frozenset[int]]
+        # lexer state -> its runtime closes: (term-set id, row of the tokens that close, roots allowed after)
+        self.closes: OnFirstUse[tuple[tuple[int, int, frozenset[int]], ...]]
         if self.container.format_version == 1:
-            self.dwa_roots = [(0,)] * self.lr.n_states
+            self.dwa_roots = OnFirstUse(lambda _: (0,))
             self.accept_of, self.row_maps = _dense_row_maps(s["dwa.row_by_lexer_state"])
             every = frozenset([0])
-            self.q_roots: list[frozenset[int]] = [every] * self.lexer.n_states
-            self.closes: list[tuple[tuple[int, int, frozenset[int]], ...]] = [()] * self.lexer.n_states
+            self.q_roots = OnFirstUse(lambda _: every)
+            self.closes = OnFirstUse(lambda _: ())
+            self.n_runtime_closes = 0
         else:
-            offsets, roots = s["dwa.root_offsets"].tolist(), s["dwa.roots"].tolist()
-            self.dwa_roots = [tuple(roots[lo:hi]) for lo, hi in pairwise(offsets)]
+            roots = csr_slices(s["dwa.root_offsets"], s["dwa.roots"])
+            self.dwa_roots = OnFirstUse(lambda top: tuple(roots[top]))
             self.accept_of = _int_array(s["dwa.accept_of"])
-            self.row_maps = _CSRDicts(s["rows.q_offsets"], s["rows.q_accepts"], s["rows.q_rows"], eager)
-            offsets, sets, rows = (s[f"rows.close_{n}"].tolist() for n in ("offsets", "sets", "rows"))
-            every = frozenset(roots)
-            self.q_roots = _root_sets(s, "dwa.q_root", self.lexer.n_states, every)
-            close_roots = _root_sets(s, "rows.close_root", len(sets), every)
-            self.closes = [tuple(zip(sets[lo:hi], rows[lo:hi], close_roots[lo:hi], strict=True))
-                           for lo, hi in pairwise(offsets)]
+            self.row_maps = csr_dicts(s["rows.q_offsets"], s["rows.q_accepts"], s["rows.q_rows"])
+            every = frozenset(np.unique(s["dwa.roots"]).tolist())
+            self.q_roots = _root_sets(s, "dwa.q_root", every)
+            self.closes = _closes(s, _root_sets(s, "rows.close_root", every))
+            self.n_runtime_closes = int(s["rows.close_sets"].size)   # over every lexer state
         # (lexer state, LR state) -> the roots a walk from that top takes there (roots_at)
         self._roots_at: dict[int, tuple[int, ...]] = {}
         self._lr_states = self.lr.n_states
@@ -349,40 +355,29 @@ def _validate_tables(art: Artifact) -> None:
     _check(all(0 <= t < art.vocab_size for t in art.eos_token_ids), p, "EOS id out of range")
 
 
-def _root_sets(s: Any, kind: str, n: int, every: frozenset[int]) -> list[frozenset[int]]:
-    """The optional walk filter `kind` (CSR over n entries) as one frozenset per entry (equal sets
-    one object); every root for each entry when the artifact has no filter."""
+def _root_sets(s: Any, kind: str, every: frozenset[int]) -> OnFirstUse[frozenset[int]]:
+    """The optional walk filter `kind` (CSR: one set of roots per entry) as frozensets; every root
+    for each entry when the artifact has no filter."""
     if f"{kind}s" not in s:
-        return [every] * n
-    offsets, roots = s[f"{kind}_offsets"].tolist(), s[f"{kind}s"].tolist()
-    shared: dict[frozenset[int], frozenset[int]] = {}
-    return [shared.setdefault(frozenset(roots[lo:hi]), frozenset(roots[lo:hi])) for lo, hi in pairwise(offsets)]
+        return OnFirstUse(lambda _: every)
+    listed = csr_slices(s[f"{kind}_offsets"], s[f"{kind}s"])
+    return OnFirstUse(lambda i: frozenset(listed[i]))
+
+
+def _closes(s: Any, close_roots: OnFirstUse[frozenset[int]]) -> OnFirstUse[tuple[tuple[int, int, frozenset[int]], ...]]:
+    """Lexer state -> its runtime closes, from the `rows.close_*` CSR sections."""
+    bounds, sets, rows = (flat(s[f"rows.close_{n}"]) for n in ("offsets", "sets", "rows"))
+
+    def build(q: int) -> tuple[tuple[int, int, frozenset[int]], ...]:
+        lo, hi = bounds[q], bounds[q + 1]
+        return tuple(zip(sets[lo:hi].tolist(), rows[lo:hi].tolist(), [close_roots[j] for j in range(lo, hi)],
+                         strict=True))
+    return OnFirstUse(build)
 
 
 def _monotone(offsets: np.ndarray, total: int) -> bool:
     return (offsets.size >= 1 and int(offsets[0]) == 0 and int(offsets[-1]) == total
             and bool(np.all(np.diff(offsets) >= 0)))
-
-
-EAGER_DWA_STATES = 50_000   # up to this, every edge and row dict is built at load (about 1 us per state)
-
-
-class _CSRDicts(dict[int, dict[int, int]]):
-    """i -> dict(keys[offsets[i]:offsets[i+1]] -> values[...]): all built at load if `eager`, else
-    each on first use from the mapped arrays (big DWAs load fast and only what walks reach costs
-    memory)."""
-
-    def __init__(self, offsets: np.ndarray, keys: np.ndarray, values: np.ndarray, eager: bool):
-        super().__init__()
-        self._offsets, self._keys, self._values = offsets, keys, values
-        if eager:
-            bounds, k, v = offsets.tolist(), keys.tolist(), values.tolist()
-            self.update((i, dict(zip(k[lo:hi], v[lo:hi], strict=True))) for i, (lo, hi) in enumerate(pairwise(bounds)))
-
-    def __missing__(self, i: int) -> dict[int, int]:
-        lo, hi = int(self._offsets[i]), int(self._offsets[i + 1])
-        found = self[i] = dict(zip(self._keys[lo:hi].tolist(), self._values[lo:hi].tolist(), strict=True))
-        return found
 
 
 def _int_array(values: np.ndarray) -> array[int]:
@@ -393,11 +388,11 @@ def _int_array(values: np.ndarray) -> array[int]:
     return out
 
 
-def _dense_row_maps(table: np.ndarray) -> tuple[list[int], _CSRDicts]:
+def _dense_row_maps(table: np.ndarray) -> tuple[list[int], OnFirstUse[dict[int, int]]]:
     """Format 1's dense (n_lexer_states, n_dwa_states) row table as format 2's accept ids and maps."""
     n_lex, n_dwa = table.shape
     offsets = np.arange(n_lex + 1, dtype=np.int64) * n_dwa
-    return list(range(n_dwa)), _CSRDicts(offsets, np.tile(np.arange(n_dwa), n_lex), table.reshape(-1), True)
+    return list(range(n_dwa)), csr_dicts(offsets, np.tile(np.arange(n_dwa), n_lex), table.reshape(-1))
 
 
 def _prefault(array: np.ndarray) -> None:

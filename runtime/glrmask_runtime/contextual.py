@@ -36,8 +36,7 @@ class ContextualRecognizer:
         # what does not depend on the context (a lexeme's shift, viability, names) is the basic one's
         self.basic = Recognizer(lexer, lr, terminal_names)
         self.lexer, self.parser, self.close_lexeme = lexer, self.basic.parser, self.basic.close_lexeme
-        self.trans: list[list[int]] = lexer.transitions.tolist()
-        self.close: list[list[int]] = lexer.close_sets.tolist()
+        self.trans, self.close = self.basic.scanner.trans_rows, self.basic.scanner.close_rows
         self.start_of: list[int] = start_of.tolist()
         self.restart: list[int] = restart.tolist()
         self.is_start: list[bool] = is_start.tolist()

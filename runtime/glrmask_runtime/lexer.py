@@ -11,6 +11,7 @@ byte (or `close`), because its accept set may depend on that byte.
 from __future__ import annotations
 
 from glrmask_runtime.errors import InputRejected
+from glrmask_runtime.lazy import table_rows
 from glrmask_runtime.tables import DEAD, END_OF_INPUT, START, LexerTables
 
 _MAX_RUNS = 1 << 14   # Scanner.extend's results kept (a few MB at most), emptied when full
@@ -18,12 +19,13 @@ _MAX_RUN_BYTES = 256  # inputs longer than a token (whole documents) are walked,
 
 
 class Scanner:
-    """Steps the combined lexer DFA over bytes. Pure Python lists for per-byte speed."""
+    """Steps the combined lexer DFA over bytes. Rows are Python lists for per-byte speed, each
+    built when a state is first reached (`trans_rows[state][byte]`, `close_rows[state][column]`)."""
 
     def __init__(self, tables: LexerTables) -> None:
         self.tables = tables
-        self._trans: list[list[int]] = tables.transitions.tolist()
-        self._close: list[list[int]] = tables.close_sets.tolist()
+        self.trans_rows = table_rows(tables.transitions)
+        self.close_rows = table_rows(tables.close_sets)
         self._runs: dict[tuple[int, bytes, int], tuple[int, int]] = {}   # extend()'s results
 
     def extend(self, state: int, data: bytes, pos: int) -> tuple[int, int]:
@@ -37,7 +39,7 @@ class Scanner:
         found = self._runs.get(key) if key is not None else None
         if found is not None:
             return found
-        trans = self._trans
+        trans = self.trans_rows
         row = trans[state]
         while pos < end and row[data[pos]]:
             state = row[data[pos]]
@@ -57,7 +59,7 @@ class Scanner:
         state at the end, START if none). Raises InputRejected (position = offset in `data`) when
         a byte can neither extend the open lexeme nor close it and start a new one.
         """
-        trans, close = self._trans, self._close
+        trans, close = self.trans_rows, self.close_rows
         closed: list[int] = []
         pos, end = 0, len(data)
         while True:
@@ -82,7 +84,7 @@ class Scanner:
 
         For START (nothing open) this returns 0 as well: callers test `state == START` first.
         """
-        return self._close[state][END_OF_INPUT]
+        return self.close_rows[state][END_OF_INPUT]
 
     def term_set(self, set_id: int) -> tuple[int, ...]:
         return self.tables.term_set(set_id)

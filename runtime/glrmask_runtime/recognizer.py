@@ -14,6 +14,7 @@ from typing import Any, NamedTuple, Protocol
 
 from glrmask_runtime.errors import InputRejected
 from glrmask_runtime.glr import GLRParser, GSSNode
+from glrmask_runtime.lazy import OnFirstUse
 from glrmask_runtime.lexer import Scanner
 from glrmask_runtime.tables import DEAD, START, LexerTables, LRTables
 
@@ -55,11 +56,12 @@ class Recognizer:
         self.end = lr.end_terminal
         self.terminal_names = tuple(terminal_names) if terminal_names is not None else None
         ignored = frozenset(int(t) for t in lexer.ignored)
-        # term-set id -> (terminals the parser shifts, whether an ignored terminal keeps the stacks)
-        self.lexeme_action: list[tuple[tuple[int, ...], bool]] = []
-        for set_id in range(lexer.n_term_sets):
+
+        def action(set_id: int) -> tuple[tuple[int, ...], bool]:
             terms = lexer.term_set(set_id)
-            self.lexeme_action.append((tuple(t for t in terms if t not in ignored), any(t in ignored for t in terms)))
+            return tuple(t for t in terms if t not in ignored), any(t in ignored for t in terms)
+        # term-set id -> (terminals the parser shifts, whether an ignored terminal keeps the stacks)
+        self.lexeme_action = OnFirstUse(action)
         self._viable = lexer.viable_sets.tolist()
 
     def initial(self) -> ParseState:

@@ -46,14 +46,14 @@ def test_layout_masks_equal_brute_force(name, layout):
     b = grouped(name, layout)
     assert b.artifact.metadata["dwa"]["layout"] == layout
     assert (b.artifact.metadata["dwa"]["n_groups"] > 1) == (layout == "grouped")
-    assert any(b.artifact.closes)          # some lexer states close their lexeme at run time
+    assert b.artifact.n_runtime_closes > 0          # some lexer states close their lexeme at run time
     assert_masks_equal(b, sampled_states(b, CASES[name][1](), 150, seed=11))
 
 
 def test_runtime_close_leaves_fewer_outcomes():
     one, closing = grouped("json", "one"), grouped("json", "runtime-close")
     assert len(closing.compiled.terminal_dwa.outcomes) < len(one.compiled.terminal_dwa.outcomes)
-    assert not any(one.artifact.closes)
+    assert one.artifact.n_runtime_closes == 0 and closing.artifact.n_runtime_closes > 0
 
 
 def test_groups_are_gated_by_the_top_state():
@@ -61,7 +61,7 @@ def test_groups_are_gated_by_the_top_state():
     action on the top is skipped."""
     art = grouped("json").artifact
     n_groups = art.metadata["dwa"]["n_groups"]
-    walks = [len(roots) for roots in art.dwa_roots]
+    walks = [len(art.dwa_roots[p]) for p in range(art.lr.n_states)]
     assert min(walks) < n_groups and max(walks) <= n_groups
 
 
@@ -81,18 +81,27 @@ def test_walk_filters_skip_only_walks_that_give_nothing(name):
         assert np.array_equal(matcher.mask(), twin.mask())
 
 
-def test_lazily_built_dicts_give_the_same_masks(monkeypatch):
-    eager = built(JSON_GRAMMAR, "small-gpt2")
-    monkeypatch.setattr(glrmask_runtime.artifact, "EAGER_DWA_STATES", 0)
-    lazy = glrmask_runtime.load(eager.path)
-    assert len(lazy.dwa_edges) == 0 and len(lazy.row_maps) == 0     # nothing built at load
-    b = Built(lazy, eager.vocab, eager.compiled, eager.path)
-    states = sampled_states(b, json_documents(), 60, seed=12)
-    for matcher in states:
-        twin = eager.artifact.matcher()
-        twin._state = matcher._state
-        assert np.array_equal(matcher.mask(), twin.mask())
-    assert 0 < len(lazy.dwa_edges) <= lazy.n_dwa_states
+def test_per_state_views_are_built_on_first_use():
+    """Loading builds none of the per-state Python views (a load costs the same whatever the DWA's
+    size); masks build those they reach, each equal to its entry in the mapped arrays."""
+    b = built(JSON_GRAMMAR, "small-gpt2", layout="runtime-close", lexer="basic")
+    art = glrmask_runtime.load(b.path)
+    views = (art.dwa_edges, art.row_maps, art.dwa_roots, art.q_roots, art.closes,
+             art.recognizer.scanner.trans_rows, art.recognizer.lexeme_action)
+    assert not any(views)
+    for matcher in sampled_states(Built(art, b.vocab, b.compiled, b.path), json_documents(), 60, seed=12):
+        matcher.mask()
+    assert all(views)
+    s = art.container.sections
+    for d, edges in art.dwa_edges.items():
+        lo, hi = s["dwa.edge_offsets"][d], s["dwa.edge_offsets"][d + 1]
+        assert edges == {int(k): int(v) for k, v in zip(s["dwa.edge_labels"][lo:hi], s["dwa.edge_targets"][lo:hi])}
+    for q, row in art.recognizer.scanner.trans_rows.items():
+        assert row == [int(x) for x in s["lexer.transitions"][q]]
+    for q, closes in art.closes.items():
+        lo, hi = s["rows.close_offsets"][q], s["rows.close_offsets"][q + 1]
+        assert [(c, r) for c, r, _ in closes] == list(zip(s["rows.close_sets"][lo:hi].tolist(),
+                                                          s["rows.close_rows"][lo:hi].tolist()))
 
 
 def _declare_too_large(monkeypatch, too_large) -> None:

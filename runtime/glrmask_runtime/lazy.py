@@ -1,0 +1,63 @@
+"""Python views of an artifact's mapped arrays, built entry by entry on first use.
+
+The matcher's hot paths index Python lists and dicts (a numpy scalar is slower to index and to
+hash). Building those for every state at load costs about a microsecond per entry: hundreds of
+milliseconds for a code grammar's artifact, most of it for states no request reaches. These views
+build an entry on its first lookup and keep it, so a load costs the same whatever the artifact's
+size, and a process holds only what its requests reached. A built entry is a plain dict lookup.
+Lookups must use `view[i]` (`get` and iteration see only what was built).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+import numpy as np
+
+V = TypeVar("V")
+
+
+class OnFirstUse(dict[int, V]):
+    """i -> build(i), computed on the first `self[i]` and kept."""
+
+    __slots__ = ("_build",)
+
+    def __init__(self, build: Callable[[int], V]) -> None:
+        super().__init__()
+        self._build = build
+
+    def __missing__(self, i: int) -> V:
+        value = self[i] = self._build(i)
+        return value
+
+
+def flat(array: np.ndarray) -> memoryview:
+    """A 1-D memoryview of `array` (no copy for a native-order array): indexing it, and `.tolist()`
+    of its slices, give Python ints without numpy scalars. Its format is the native one (`memoryview`
+    refuses an explicit byte order such as the artifact's little-endian `<i`)."""
+    native = array.dtype.newbyteorder("=")
+    same = array.view(native) if array.dtype.isnative else array.astype(native)
+    return np.ascontiguousarray(same).reshape(-1).data
+
+
+def table_rows(table: np.ndarray) -> OnFirstUse[list[int]]:
+    """Row i of a 2-D integer table as a list."""
+    cells, width = flat(table), int(table.shape[1])
+    return OnFirstUse(lambda i: cells[i * width:(i + 1) * width].tolist())
+
+
+def csr_slices(offsets: np.ndarray, items: np.ndarray) -> OnFirstUse[list[int]]:
+    """Entry i of a CSR encoding, items[offsets[i]:offsets[i + 1]], as a list."""
+    bounds, values = flat(offsets), flat(items)
+    return OnFirstUse(lambda i: values[bounds[i]:bounds[i + 1]].tolist())
+
+
+def csr_dicts(offsets: np.ndarray, keys: np.ndarray, values: np.ndarray) -> OnFirstUse[dict[int, int]]:
+    """Entry i of a CSR map, keys[lo:hi] -> values[lo:hi] with lo, hi = offsets[i], offsets[i + 1]."""
+    bounds, k, v = flat(offsets), flat(keys), flat(values)
+
+    def build(i: int) -> dict[int, int]:
+        lo, hi = bounds[i], bounds[i + 1]
+        return dict(zip(k[lo:hi].tolist(), v[lo:hi].tolist(), strict=True))
+    return OnFirstUse(build)
