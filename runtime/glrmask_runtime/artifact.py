@@ -110,8 +110,7 @@ class Artifact:
             self.closes = OnFirstUse(lambda _: ())
             self.n_runtime_closes = 0
         else:
-            roots = csr_slices(s["dwa.root_offsets"], s["dwa.roots"])
-            self.dwa_roots = OnFirstUse(lambda top: tuple(roots[top]))
+            self.dwa_roots = csr_slices(s["dwa.root_offsets"], s["dwa.roots"], tuple)
             self.accept_of = _int_array(s["dwa.accept_of"])
             self.row_maps = csr_dicts(s["rows.q_offsets"], s["rows.q_accepts"], s["rows.q_rows"])
             every = frozenset(np.unique(s["dwa.roots"]).tolist())
@@ -360,8 +359,7 @@ def _root_sets(s: Any, kind: str, every: frozenset[int]) -> OnFirstUse[frozenset
     for each entry when the artifact has no filter."""
     if f"{kind}s" not in s:
         return OnFirstUse(lambda _: every)
-    listed = csr_slices(s[f"{kind}_offsets"], s[f"{kind}s"])
-    return OnFirstUse(lambda i: frozenset(listed[i]))
+    return csr_slices(s[f"{kind}_offsets"], s[f"{kind}s"], frozenset)
 
 
 def _closes(s: Any, close_roots: OnFirstUse[frozenset[int]]) -> OnFirstUse[tuple[tuple[int, int, frozenset[int]], ...]]:

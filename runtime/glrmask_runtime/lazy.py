@@ -47,10 +47,10 @@ def table_rows(table: np.ndarray) -> OnFirstUse[list[int]]:
     return OnFirstUse(lambda i: cells[i * width:(i + 1) * width].tolist())
 
 
-def csr_slices(offsets: np.ndarray, items: np.ndarray) -> OnFirstUse[list[int]]:
-    """Entry i of a CSR encoding, items[offsets[i]:offsets[i + 1]], as a list."""
+def csr_slices(offsets: np.ndarray, items: np.ndarray, convert: Callable[[list[int]], V]) -> OnFirstUse[V]:
+    """Entry i of a CSR encoding, items[offsets[i]:offsets[i + 1]], as `convert` of its list."""
     bounds, values = flat(offsets), flat(items)
-    return OnFirstUse(lambda i: values[bounds[i]:bounds[i + 1]].tolist())
+    return OnFirstUse(lambda i: convert(values[bounds[i]:bounds[i + 1]].tolist()))
 
 
 def csr_dicts(offsets: np.ndarray, keys: np.ndarray, values: np.ndarray) -> OnFirstUse[dict[int, int]]:
