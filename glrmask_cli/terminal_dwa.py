@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import operator
 from dataclasses import dataclass
 from itertools import repeat
 from typing import Sequence
@@ -175,39 +174,48 @@ class TerminalDWA:
 def byte_classes(lexer: LexerTables) -> np.ndarray:
     """Map each byte to a class; bytes of one class behave identically in every lexer state."""
     columns = np.concatenate([lexer.transitions, lexer.close_sets[:, :256]], axis=0).T
-    _, inverse = np.unique(columns, axis=0, return_inverse=True)
-    return inverse.reshape(-1).astype(np.uint8 if inverse.max() < 256 else np.int32)
+    classes = row_classes(np.ascontiguousarray(columns))
+    return classes.astype(np.uint8 if classes.max() < 256 else np.int32)
 
 
-def token_classes(lexer: LexerTables, token_bytes: Sequence[bytes], never: np.ndarray,
-                  eos_ids: Sequence[int]) -> tuple[np.ndarray, list[bytes]]:
-    """Group tokens by their byte-class strings. Returns (class of each token, one token per class:
-    the lowest id), classes numbered by first byte, then longest first, then representative id."""
+@dataclass(frozen=True)
+class _PackedTokens:
+    """Every token's bytes in one array: token i is `data[starts[i]:starts[i] + lengths[i]]`."""
+
+    data: np.ndarray
+    starts: np.ndarray
+    lengths: np.ndarray
+
+    @classmethod
+    def of(cls, token_bytes: Sequence[bytes]) -> _PackedTokens:
+        lengths = np.fromiter(map(len, token_bytes), dtype=np.int64, count=len(token_bytes))
+        return cls(np.frombuffer(b"".join(token_bytes), dtype=np.uint8), np.cumsum(lengths) - lengths, lengths)
+
+
+def token_classes(lexer: LexerTables, tokens: _PackedTokens, never: np.ndarray,
+                  eos_ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Group tokens by their byte-class strings. Returns (class of each token, each class's
+    representative: its lowest token id), classes numbered by first byte, then longest first, then
+    representative id."""
     classes = byte_classes(lexer)
     if classes.dtype != np.uint8:
         raise ValueError("more than 256 byte classes cannot happen for a byte DFA")
-    lengths = np.fromiter(map(len, token_bytes), dtype=np.int64, count=len(token_bytes))
-    ends = np.cumsum(lengths)
-    data = np.frombuffer(b"".join(token_bytes), dtype=np.uint8)
-    keys = classes[data]
+    data, starts, lengths = tokens.data, tokens.starts, tokens.lengths
     excluded = never.copy()
     excluded[list(eos_ids)] = True
     counted = np.flatnonzero(~excluded)
-    class_of_counted, first = _equal_strings(keys, ends - lengths, lengths, counted)
+    class_of_counted, first = _equal_strings(classes[data], starts, lengths, counted)
     representative_ids = counted[first]
-    first_bytes = data[ends[representative_ids] - lengths[representative_ids]]
+    first_bytes = data[starts[representative_ids]]
     order = np.lexsort((representative_ids, -lengths[representative_ids], first_bytes))
     renumbered = np.empty(len(order), dtype=np.int32)
     renumbered[order] = np.arange(len(order), dtype=np.int32)
-    class_of_token = np.full(len(token_bytes), -1, dtype=np.int32)
+    class_of_token = np.full(len(lengths), -1, dtype=np.int32)
     class_of_token[counted] = renumbered[class_of_counted]
     n_classes = len(order)
     class_of_token[never] = n_classes + 1
     class_of_token[list(eos_ids)] = n_classes
-    ordered = representative_ids[order].tolist()
-    if len(ordered) < 2:        # itemgetter of one id gives the item, not a tuple
-        return class_of_token, [token_bytes[i] for i in ordered]
-    return class_of_token, list(operator.itemgetter(*ordered)(token_bytes))
+    return class_of_token, representative_ids[order]
 
 
 _HASH_BASE = np.uint64(0x9E3779B97F4A7C15)
@@ -290,62 +298,61 @@ class _TrieBuilder:
 
 @dataclass(frozen=True)
 class _Block:
-    """Classes lo..hi-1, whose representatives start with `byte` (longest first), and the rest of
-    their bytes as a padded matrix; `active[j]`: how many of them still have a byte in column j."""
+    """Classes lo..hi-1, whose representatives start with `byte` (longest first); `width`: the most
+    bytes one of them has after the first."""
 
     byte: int
     lo: int
     hi: int
-    rest: np.ndarray
-    active: np.ndarray
+    width: int
 
 
-def _first_byte_blocks(representatives: list[bytes]) -> list[_Block]:
-    """The class representatives (numbered by first byte, then longest first) as blocks: one padded
-    matrix of every representative's bytes after the first, sliced per block."""
-    lengths = np.fromiter(map(len, representatives), dtype=np.int64, count=len(representatives))
-    data = np.frombuffer(b"".join(representatives), dtype=np.uint8)
-    starts = np.cumsum(lengths) - lengths
-    first = data[starts]
-    rest = lengths - 1
+@dataclass(frozen=True)
+class _Rests:
+    """Every class representative's bytes after the first: `matrix[c, :lengths[c]]` (zero-padded)."""
+
+    matrix: np.ndarray
+    lengths: np.ndarray
+
+
+def _first_byte_blocks(tokens: _PackedTokens, representatives: np.ndarray) -> tuple[list[_Block], _Rests]:
+    """The classes, given by their representative token ids (numbered by first byte, then longest
+    first), as blocks, and one padded matrix of every representative's bytes after the first."""
+    starts = tokens.starts[representatives]
+    first = tokens.data[starts]
+    rest = tokens.lengths[representatives] - 1
     matrix = np.zeros((len(representatives), int(rest.max(initial=0))), dtype=np.uint8)
     rows = np.repeat(np.arange(len(representatives)), rest)
     cols = np.arange(int(rest.sum())) - np.repeat(np.cumsum(rest) - rest, rest)
-    matrix[rows, cols] = data[np.repeat(starts + 1, rest) + cols]
+    matrix[rows, cols] = tokens.data[np.repeat(starts + 1, rest) + cols]
     bounds = np.concatenate([[0], np.flatnonzero(np.diff(first)) + 1, [len(representatives)]]).tolist()
     blocks = []
     for lo, hi in zip(bounds, bounds[1:]):
-        width = int(rest[lo]) if hi > lo else 0
         assert (np.diff(rest[lo:hi]) <= 0).all(), "token_classes numbers each block longest first"
-        active = np.searchsorted(-rest[lo:hi], -np.arange(1, width + 1), side="right")
-        blocks.append(_Block(int(first[lo]), lo, hi, np.ascontiguousarray(matrix[lo:hi, :width]), active))
-    return blocks
+        blocks.append(_Block(int(first[lo]), lo, hi, int(rest[lo]) if hi > lo else 0))
+    return blocks, _Rests(matrix, rest)
 
 
 _SCAN_BRANCHES = 1 << 18     # (reached state, class) pairs one scan covers: a few MB per array
 
 
-def _scan_from(lexer: LexerTables, contexts: LexerContexts, starts: np.ndarray, matrix: np.ndarray,
-               active: np.ndarray, trie: _TrieBuilder) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Scan the rows of `matrix` (padded bytes, longest first; `active[j]`: how many rows have a byte in column j) from
-    each lexer state of `starts` at once: per branch, its (start index * rows + row), the trie node of
-    the lexemes it closed and its open state (DEAD if dead). A row has one branch per start, unless a
-    lexeme it closes hands over to several contexts: then one per context (appended). Only branches
-    still alive with bytes left are stepped (from most states most classes die in a byte or two)."""
-    n = matrix.shape[0]
-    row_length = np.searchsorted(-active, -np.arange(n), side="left")    # row r has bytes in columns < this
-    keys = np.arange(len(starts) * n)
-    rows = np.tile(np.arange(n), len(starts))
-    lengths = np.tile(row_length, len(starts))
-    states = np.repeat(starts, n).astype(np.int32)
+def _scan(lexer: LexerTables, contexts: LexerContexts, states: np.ndarray, rows: np.ndarray, rests: _Rests,
+          trie: _TrieBuilder) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Scan branch i, the bytes `rests.matrix[rows[i]]`, from lexer state `states[i]`, all at once:
+    per branch, its index i, the trie node of the lexemes it closed and its open state (DEAD if
+    dead). A branch whose lexeme hands over to several contexts forks: one copy per context
+    (appended, with the same index). Only branches still alive with bytes left are stepped (from most
+    states most classes die in a byte or two)."""
+    keys = np.arange(len(states))
+    lengths = rests.lengths[rows]
+    states = states.astype(np.int32)
     nodes = np.zeros(len(keys), dtype=np.int32)
-    transitions, close_sets, restart = lexer.transitions, lexer.close_sets, contexts.restart
+    matrix, transitions, close_sets, restart = rests.matrix, lexer.transitions, lexer.close_sets, contexts.restart
     single = np.asarray([ids[0] if len(ids) == 1 else -1 for ids in contexts.next_starts] or [-1])
     ignored_only = trie.ignored_only
     live = np.flatnonzero((lengths > 0) & (states != DEAD))     # increasing: copies are appended
-    for column in range(len(active)):
-        if not len(live):
-            break
+    column = 0
+    while len(live):
         cur = states[live]
         byte = matrix[rows[live], column]
         nxt = transitions[cur, byte]
@@ -378,9 +385,65 @@ def _scan_from(lexer: LexerTables, contexts: LexerContexts, starts: np.ndarray, 
                 copies = len(lengths) + np.arange(int(alive.sum()))
                 lengths = np.concatenate([lengths, lengths[branch[alive]]])
         states[live] = nxt      # a forked branch ends here (DEAD); its copies go on
-        live = np.concatenate([live[(nxt != DEAD) & (lengths[live] > column + 1)],
-                               copies[lengths[copies] > column + 1]])
+        column += 1
+        live = np.concatenate([live[(nxt != DEAD) & (lengths[live] > column)], copies[lengths[copies] > column]])
     return keys, nodes, states
+
+
+@dataclass
+class _BlockScan:
+    """One block's scan: the lexer states it is scanned from (one per group of alike states that
+    its first byte reaches, `_alike_for`) and their rows of outcomes (row 0: dead, not scanned)."""
+
+    block: _Block
+    scanned: np.ndarray
+    found: np.ndarray
+
+
+def _scan_blocks(lexer: LexerTables, contexts: LexerContexts, scans: list[_BlockScan], rests: _Rests,
+                 trie: _TrieBuilder, outcome_index: dict[OutcomeKey, int], ticker: Ticker) -> None:
+    """Fill every block's rows: the (scanned state, class) branches of consecutive blocks are scanned
+    together, about `_SCAN_BRANCHES` at a time (a block larger than that alone, in parts), and their
+    outcomes interned once per scan."""
+    batch: list[tuple[_BlockScan, int, int]] = []      # (block scan, its first state, states)
+    size = 0
+
+    def run() -> None:
+        nonlocal size
+        states = np.concatenate([np.repeat(scan.scanned[lo:lo + n], scan.block.hi - scan.block.lo)
+                                 for scan, lo, n in batch])
+        rows = np.concatenate([np.tile(np.arange(scan.block.lo, scan.block.hi), n) for scan, lo, n in batch])
+        keys, nodes, ends = _scan(lexer, contexts, states, rows, rests, trie)
+        finals = lexer.viable_sets[ends]
+        alive = (ends != DEAD) & (finals != 0)
+        if len(keys) == len(states):      # one branch per (state, class)
+            ids = np.full(len(states), NO_OUTCOME, dtype=np.int32)
+            ids[alive] = _intern_outcomes(outcome_index, nodes[alive], finals[alive])
+        else:
+            ids = _intern_paths(outcome_index, len(states), keys[alive], nodes[alive], finals[alive])
+        at = 0
+        for scan, lo, n in batch:
+            width = scan.block.hi - scan.block.lo
+            scan.found[1 + lo:1 + lo + n] = ids[at:at + n * width].reshape(n, width)
+            at += n * width
+            if lo + n == len(scan.scanned):
+                ticker.advance()
+        batch.clear()
+        size = 0
+
+    for scan in scans:
+        width = scan.block.hi - scan.block.lo
+        chunk = max(1, _SCAN_BRANCHES // max(width, 1))
+        if not len(scan.scanned):
+            ticker.advance()
+        for lo in range(0, len(scan.scanned), chunk):
+            n = min(chunk, len(scan.scanned) - lo)
+            if size and size + n * width > _SCAN_BRANCHES:
+                run()
+            batch.append((scan, lo, n))
+            size += n * width
+    if batch:
+        run()
 
 
 def build_terminal_dwa(lexer: LexerTables, token_bytes: Sequence[bytes], special_ids: frozenset[int],
@@ -393,49 +456,37 @@ def build_terminal_dwa(lexer: LexerTables, token_bytes: Sequence[bytes], special
     bytes do from the state q reaches on b, so the classes starting with b are scanned once per
     distinct such state, not once per lexer state (1,000 keywords + NAME: 4,716 lexer states, 40k
     classes; 4.8k scans of 700 classes instead of 4.7k scans of 20k). `progress` counts first bytes."""
-    never = np.zeros(len(token_bytes), dtype=bool)
+    tokens = _PackedTokens.of(token_bytes)
+    never = tokens.lengths == 0
     never[sorted(special_ids - set(eos_ids))] = True
-    never |= np.fromiter(map(len, token_bytes), dtype=np.int64, count=len(token_bytes)) == 0
     never[list(eos_ids)] = False
-    class_of_token, representatives = token_classes(lexer, token_bytes, never, eos_ids)
+    class_of_token, representatives = token_classes(lexer, tokens, never, eos_ids)
     n_classes = len(representatives)
 
     contexts = contexts if contexts is not None else basic_contexts(lexer)
     trie = _TrieBuilder(lexer.n_term_sets, lexer.n_states, _ignored_only(lexer))
     outcome_index: dict[OutcomeKey, int] = {}
-    blocks = _first_byte_blocks(representatives)
-    block_rows = []
+    blocks, rests = _first_byte_blocks(tokens, representatives)
     block_pick = np.zeros((lexer.n_states, len(blocks)), dtype=np.int32)
-    alike = _alike_for(lexer, contexts, {block.rest.shape[1] for block in blocks})
-    ticker = Ticker(progress, len(blocks), "first bytes")
+    alike = _alike_for(lexer, contexts, {block.width for block in blocks})
+    scans = []
     for k, block in enumerate(blocks):
         after = lexer.transitions[:, block.byte].astype(np.int64)
         after[DEAD] = DEAD
         reached = np.unique(after[after != DEAD])
-        width = block.hi - block.lo
         # a state that does to every rest of this block what an earlier one does shares its row
-        _, first, group = np.unique(alike[block.rest.shape[1]][reached], return_index=True, return_inverse=True)
+        _, first, group = np.unique(alike[block.width][reached], return_index=True, return_inverse=True)
         row_of = np.argsort(np.argsort(first))[group.reshape(-1)] + 1       # rows in the order of first states
-        scanned_all = np.sort(first)
-        found = np.full((len(first) + 1, width), NO_OUTCOME, dtype=np.int32)   # row 0: dead
-        chunk = max(1, _SCAN_BRANCHES // width)
-        for lo in range(0, len(reached), chunk):     # several reached states per scan
-            at = np.flatnonzero((scanned_all >= lo) & (scanned_all < lo + chunk))
-            if not len(at):
-                continue
-            keys, nodes, ends = _scan_from(lexer, contexts, reached[scanned_all[at]], block.rest, block.active, trie)
-            finals = lexer.viable_sets[ends]
-            alive = (ends != DEAD) & (finals != 0)
-            part = found[1 + at[0]:1 + at[-1] + 1].reshape(-1)
-            if len(keys) == len(part):      # one branch per (state, class)
-                part[alive] = _intern_outcomes(outcome_index, nodes[alive], finals[alive])
-            else:
-                part[:] = _intern_paths(outcome_index, len(part), keys[alive], nodes[alive], finals[alive])
         if len(reached):
             block_pick[:, k] = np.where(after != DEAD, row_of[np.searchsorted(reached, after)], 0)
-        found, block_pick[:, k] = _distinct_rows(found, block_pick[:, k])
+        scans.append(_BlockScan(block, reached[np.sort(first)],
+                                np.full((len(first) + 1, block.hi - block.lo), NO_OUTCOME, dtype=np.int32)))
+    ticker = Ticker(progress, len(blocks), "first bytes")
+    _scan_blocks(lexer, contexts, scans, rests, trie, outcome_index, ticker)
+    block_rows = []
+    for k, scan in enumerate(scans):
+        found, block_pick[:, k] = _distinct_rows(scan.found, block_pick[:, k])
         block_rows.append(found)
-        ticker.advance()
     eos_outcome = np.full(lexer.n_states, NO_OUTCOME, dtype=np.int32)
     for state in range(1, lexer.n_states):
         eos_outcome[state] = _eos_outcome(lexer, contexts, state, trie, outcome_index)
@@ -449,7 +500,7 @@ def build_terminal_dwa(lexer: LexerTables, token_bytes: Sequence[bytes], special
         outcomes=_outcomes(outcome_index),
         class_of_token=class_of_token,
         n_classes=n_classes,
-        class_first=np.asarray([data[0] for data in representatives] + [256, 256], dtype=np.int64),
+        class_first=np.concatenate([tokens.data[tokens.starts[representatives]], [256, 256]]).astype(np.int64),
         state_close=_state_close(lexer),
         block_starts=np.asarray([b.lo for b in blocks] + [n_classes], dtype=np.int64),
         block_rows=tuple(block_rows),

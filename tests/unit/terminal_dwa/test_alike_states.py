@@ -9,7 +9,7 @@ import pytest
 
 from glrmask_cli.lexer import build_lexer
 from glrmask_cli.pipeline import load_grammar_stage
-from glrmask_cli.terminal_dwa import _alike_for, _ignored_only, _scan_from, _TrieBuilder, basic_contexts
+from glrmask_cli.terminal_dwa import _alike_for, _ignored_only, _Rests, _scan, _TrieBuilder, basic_contexts
 from glrmask_runtime.tables import DEAD
 
 GRAMMAR = 'start: STR ("," STR)*\nSTR: /"(?:[a\\\\]|\\\\u[0-9]{2}){0,9}"/\n%ignore " "\n'
@@ -24,14 +24,14 @@ def test_states_of_one_group_scan_alike(tmp_path, width):
     contexts = basic_contexts(lexer)
     group = _alike_for(lexer, contexts, {width})[width]
     texts = [bytes(t) for n in range(width, 0, -1) for t in itertools.product(b'a\\u0," ', repeat=n)]
-    matrix = np.zeros((len(texts), width), dtype=np.uint8)          # longest first, as the scan wants
+    matrix = np.zeros((len(texts), width), dtype=np.uint8)
     for row, text in enumerate(texts):
         matrix[row, :len(text)] = list(text)
-    active = np.asarray([sum(len(t) > j for t in texts) for j in range(width)])
+    rests = _Rests(matrix, np.asarray([len(t) for t in texts]))
     trie = _TrieBuilder(lexer.n_term_sets, lexer.n_states, _ignored_only(lexer))
     scans = {}
     for state in range(1, lexer.n_states):
-        _, nodes, ends = _scan_from(lexer, contexts, np.array([state]), matrix, active, trie)
+        _, nodes, ends = _scan(lexer, contexts, np.full(len(texts), state), np.arange(len(texts)), rests, trie)
         scans[state] = (nodes.tolist(), np.where(ends == DEAD, -1, lexer.viable_sets[ends]).tolist())
     groups = {}
     for state in range(1, lexer.n_states):
