@@ -7,9 +7,11 @@ states.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import hashlib
 import os
+import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +27,14 @@ from glrmask_cli.vocab.vocabulary import Vocabulary
 JSON_GRAMMAR = REPO_ROOT / "grammars" / "json.lark"
 LARK_GRAMMARS = lark_grammars_dir()
 _OUT = Path(tempfile.mkdtemp(prefix="glrmask-test-builds-"))
+_OWNER = os.getpid()
+
+
+@atexit.register
+def _remove_builds() -> None:
+    """The folder goes with the process that made it (not with a forked worker that inherited it)."""
+    if os.getpid() == _OWNER:
+        shutil.rmtree(_OUT, ignore_errors=True)
 
 
 @dataclass(frozen=True)

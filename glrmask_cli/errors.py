@@ -53,8 +53,12 @@ class WorkerLost(GLRMaskError):
     """A build worker process ended without a result (killed, e.g. by the out-of-memory killer)."""
 
     def __init__(self, stage: str):
+        self.stage = stage
         super().__init__(f"{stage}: a worker process ended without a result (killed, e.g. out of memory); "
                          "build with --jobs 1 to use one process")
+
+    def __reduce__(self):       # pickled (from a worker, or by a caller's pool) it keeps its own text
+        return type(self), (self.stage,)
 
 
 class LimitExceeded(GLRMaskError):

@@ -47,3 +47,15 @@ def test_a_grammar_error_in_a_worker_reaches_the_caller_as_itself():
         list(fork_map(_bad_grammar, [1, 2], 2, "lexer contexts"))
     assert str(caught.value) == "g.lark:3:1: terminal T: backreferences; write it out"
     assert caught.value.terminal == "T"
+
+
+def _lost_worker(k: int) -> int:
+    raise WorkerLost("parser DWA")
+
+
+def test_a_worker_lost_inside_a_worker_reaches_the_caller_with_its_text():
+    """A nested pool's lost worker (a group's build forks again) pickles to its own message."""
+    with pytest.raises(WorkerLost) as caught:
+        list(fork_map(_lost_worker, [1, 2], 2, "rows"))
+    assert str(caught.value) == str(WorkerLost("parser DWA"))      # not the message wrapped in itself
+    assert getattr(caught.value, "stage", None) == "parser DWA"
