@@ -8,6 +8,7 @@ compile: syntax errors, used %declare'd terminals, empty-matching terminals, bac
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -50,7 +51,14 @@ class TerminalSpec:
     @property
     def max_width(self) -> int:
         """The longest text the terminal can match, as lark computes it (unbounded: a large number)."""
-        return len(self.value) if self.is_literal else int(get_regexp_width(self.to_regex())[1])
+        return len(self.value) if self.is_literal else _regexp_max_width(self.to_regex())
+
+
+@functools.lru_cache(maxsize=4096)
+def _regexp_max_width(regex: str) -> int:
+    """lark's longest match of a regexp (cached: each of lark's contextual lexers sorts its terminals
+    by it, and a pattern is parsed once instead of once per context)."""
+    return int(get_regexp_width(regex)[1])
 
 
 @dataclass(frozen=True)
