@@ -298,13 +298,11 @@ class _TrieBuilder:
 
 @dataclass(frozen=True)
 class _Block:
-    """Classes lo..hi-1, whose representatives start with `byte` (longest first); `width`: the most
-    bytes one of them has after the first."""
+    """Classes lo..hi-1, whose representatives start with `byte` (longest first)."""
 
     byte: int
     lo: int
     hi: int
-    width: int
 
 
 @dataclass(frozen=True)
@@ -329,7 +327,7 @@ def _first_byte_blocks(tokens: _PackedTokens, representatives: np.ndarray) -> tu
     blocks = []
     for lo, hi in zip(bounds, bounds[1:]):
         assert (np.diff(rest[lo:hi]) <= 0).all(), "token_classes numbers each block longest first"
-        blocks.append(_Block(int(first[lo]), lo, hi, int(rest[lo]) if hi > lo else 0))
+        blocks.append(_Block(int(first[lo]), lo, hi))
     return blocks, _Rests(matrix, rest)
 
 
@@ -391,28 +389,30 @@ def _scan(lexer: LexerTables, contexts: LexerContexts, states: np.ndarray, rows:
 
 
 @dataclass
-class _BlockScan:
-    """One block's scan: the lexer states it is scanned from (one per group of alike states that
-    its first byte reaches, `_alike_for`) and their rows of outcomes (row 0: dead, not scanned)."""
+class _ClassScan:
+    """The scan of classes lo..hi-1 (one length tier of a block, `_length_tiers`): the lexer states
+    it is scanned from (one per group of alike states the block's first byte reaches, `_alike_for`),
+    their outcomes (one row each), and whether it is its block's last tier."""
 
-    block: _Block
+    lo: int
+    hi: int
     scanned: np.ndarray
     found: np.ndarray
+    last: bool
 
 
-def _scan_blocks(lexer: LexerTables, contexts: LexerContexts, scans: list[_BlockScan], rests: _Rests,
-                 trie: _TrieBuilder, outcome_index: dict[OutcomeKey, int], ticker: Ticker) -> None:
-    """Fill every block's rows: the (scanned state, class) branches of consecutive blocks are scanned
-    together, about `_SCAN_BRANCHES` at a time (a block larger than that alone, in parts), and their
-    outcomes interned once per scan."""
-    batch: list[tuple[_BlockScan, int, int]] = []      # (block scan, its first state, states)
+def _scan_classes(lexer: LexerTables, contexts: LexerContexts, scans: list[_ClassScan], rests: _Rests,
+                  trie: _TrieBuilder, outcome_index: dict[OutcomeKey, int], ticker: Ticker) -> None:
+    """Fill every scan's rows: the (scanned state, class) branches of consecutive scans are scanned
+    together, about `_SCAN_BRANCHES` at a time (a larger scan alone, in parts), and their outcomes
+    interned once per batch. `ticker` counts blocks done."""
+    batch: list[tuple[_ClassScan, int, int]] = []      # (scan, its first state, states)
     size = 0
 
     def run() -> None:
         nonlocal size
-        states = np.concatenate([np.repeat(scan.scanned[lo:lo + n], scan.block.hi - scan.block.lo)
-                                 for scan, lo, n in batch])
-        rows = np.concatenate([np.tile(np.arange(scan.block.lo, scan.block.hi), n) for scan, lo, n in batch])
+        states = np.concatenate([np.repeat(scan.scanned[lo:lo + n], scan.hi - scan.lo) for scan, lo, n in batch])
+        rows = np.concatenate([np.tile(np.arange(scan.lo, scan.hi), n) for scan, lo, n in batch])
         keys, nodes, ends = _scan(lexer, contexts, states, rows, rests, trie)
         finals = lexer.viable_sets[ends]
         alive = (ends != DEAD) & (finals != 0)
@@ -423,18 +423,18 @@ def _scan_blocks(lexer: LexerTables, contexts: LexerContexts, scans: list[_Block
             ids = _intern_paths(outcome_index, len(states), keys[alive], nodes[alive], finals[alive])
         at = 0
         for scan, lo, n in batch:
-            width = scan.block.hi - scan.block.lo
-            scan.found[1 + lo:1 + lo + n] = ids[at:at + n * width].reshape(n, width)
+            width = scan.hi - scan.lo
+            scan.found[lo:lo + n] = ids[at:at + n * width].reshape(n, width)
             at += n * width
-            if lo + n == len(scan.scanned):
+            if scan.last and lo + n == len(scan.scanned):
                 ticker.advance()
         batch.clear()
         size = 0
 
     for scan in scans:
-        width = scan.block.hi - scan.block.lo
+        width = scan.hi - scan.lo
         chunk = max(1, _SCAN_BRANCHES // max(width, 1))
-        if not len(scan.scanned):
+        if scan.last and not len(scan.scanned):
             ticker.advance()
         for lo in range(0, len(scan.scanned), chunk):
             n = min(chunk, len(scan.scanned) - lo)
@@ -444,6 +444,17 @@ def _scan_blocks(lexer: LexerTables, contexts: LexerContexts, scans: list[_Block
             size += n * width
     if batch:
         run()
+
+
+def _length_tiers(lengths: np.ndarray) -> list[tuple[int, int]]:
+    """A block's classes (longest first) cut where the bit length of their rest's length changes:
+    (start, end) offsets in the block. A tier's classes are at most about twice as long as its
+    shortest, and lexer states alike for that length (`_alike_for`) share a scan: a bounded string
+    (`{0,500}`) has a state per count, which short tokens cannot tell apart."""
+    bits = np.frexp(np.maximum(lengths, 1).astype(np.float64))[1]
+    cuts = np.flatnonzero(np.diff(bits)) + 1
+    bounds = [0, *cuts.tolist(), len(lengths)]
+    return list(zip(bounds, bounds[1:]))
 
 
 def build_terminal_dwa(lexer: LexerTables, token_bytes: Sequence[bytes], special_ids: frozenset[int],
@@ -468,24 +479,41 @@ def build_terminal_dwa(lexer: LexerTables, token_bytes: Sequence[bytes], special
     outcome_index: dict[OutcomeKey, int] = {}
     blocks, rests = _first_byte_blocks(tokens, representatives)
     block_pick = np.zeros((lexer.n_states, len(blocks)), dtype=np.int32)
-    alike = _alike_for(lexer, contexts, {block.width for block in blocks})
-    scans = []
-    for k, block in enumerate(blocks):
+    tiers = [_length_tiers(rests.lengths[block.lo:block.hi]) for block in blocks]
+    alike = _alike_for(lexer, contexts, {int(rests.lengths[block.lo + lo]) for block, cuts in zip(blocks, tiers)
+                                         for lo, _ in cuts})
+    scans: list[_ClassScan] = []
+    per_block = []      # (states the first byte leads to, per tier: its scan and each reached state's row there)
+    for block, cuts in zip(blocks, tiers):
         after = lexer.transitions[:, block.byte].astype(np.int64)
         after[DEAD] = DEAD
         reached = np.unique(after[after != DEAD])
-        # a state that does to every rest of this block what an earlier one does shares its row
-        _, first, group = np.unique(alike[block.width][reached], return_index=True, return_inverse=True)
-        row_of = np.argsort(np.argsort(first))[group.reshape(-1)] + 1       # rows in the order of first states
-        if len(reached):
-            block_pick[:, k] = np.where(after != DEAD, row_of[np.searchsorted(reached, after)], 0)
-        scans.append(_BlockScan(block, reached[np.sort(first)],
-                                np.full((len(first) + 1, block.hi - block.lo), NO_OUTCOME, dtype=np.int32)))
+        parts = []
+        for i, (lo, hi) in enumerate(cuts):
+            # a state that does to every rest of this tier what an earlier one does shares its row
+            width = int(rests.lengths[block.lo + lo])
+            _, first, group = np.unique(alike[width][reached], return_index=True, return_inverse=True)
+            row_of = np.argsort(np.argsort(first))[group.reshape(-1)]       # rows in the order of first states
+            scan = _ClassScan(block.lo + lo, block.lo + hi, reached[np.sort(first)],
+                              np.full((len(first), hi - lo), NO_OUTCOME, dtype=np.int32), i == len(cuts) - 1)
+            scans.append(scan)
+            parts.append((scan, row_of))
+        per_block.append((after, reached, parts))
     ticker = Ticker(progress, len(blocks), "first bytes")
-    _scan_blocks(lexer, contexts, scans, rests, trie, outcome_index, ticker)
+    _scan_classes(lexer, contexts, scans, rests, trie, outcome_index, ticker)
     block_rows = []
-    for k, scan in enumerate(scans):
-        found, block_pick[:, k] = _distinct_rows(scan.found, block_pick[:, k])
+    for k, (block, (after, reached, parts)) in enumerate(zip(blocks, per_block)):
+        found = np.full((1, block.hi - block.lo), NO_OUTCOME, dtype=np.int32)    # row 0: dead
+        if len(reached):
+            # a reached state's row: its tiers' rows side by side, one per distinct combination
+            combos = np.stack([row_of for _, row_of in parts], axis=1)
+            _, first, combo_of = np.unique(row_classes(combos), return_index=True, return_inverse=True)
+            row_of_reached = np.argsort(np.argsort(first))[combo_of.reshape(-1)] + 1
+            chosen = combos[np.sort(first)]
+            found = np.concatenate([found, np.concatenate([scan.found[chosen[:, i]] for i, (scan, _) in
+                                                           enumerate(parts)], axis=1)])
+            block_pick[:, k] = np.where(after != DEAD, row_of_reached[np.searchsorted(reached, after)], 0)
+        found, block_pick[:, k] = _distinct_rows(found, block_pick[:, k])
         block_rows.append(found)
     eos_outcome = np.full(lexer.n_states, NO_OUTCOME, dtype=np.int32)
     for state in range(1, lexer.n_states):
