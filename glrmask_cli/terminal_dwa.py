@@ -446,6 +446,51 @@ def _scan_classes(lexer: LexerTables, contexts: LexerContexts, scans: list[_Clas
         run()
 
 
+@dataclass(frozen=True)
+class _BlockPlan:
+    """How a block's rows are made: per lexer state the state its first byte leads to (`after`,
+    DEAD: none), the distinct states so reached, and per length tier its scan and the row each
+    reached state takes in it."""
+
+    after: np.ndarray
+    reached: np.ndarray
+    tiers: list[tuple[_ClassScan, np.ndarray]]
+
+    def rows(self) -> tuple[np.ndarray, np.ndarray]:
+        """Once scanned: the block's rows (row 0: dead; one per distinct combination of tier rows)
+        and the row of each lexer state."""
+        width = self.tiers[-1][0].hi - self.tiers[0][0].lo
+        found = np.full((1, width), NO_OUTCOME, dtype=np.int32)
+        if not len(self.reached):
+            return found, np.zeros(len(self.after), dtype=np.int32)
+        combos = np.stack([row_of for _, row_of in self.tiers], axis=1)
+        _, first, combo_of = np.unique(row_classes(combos), return_index=True, return_inverse=True)
+        row_of_reached = np.argsort(np.argsort(first))[combo_of.reshape(-1)] + 1    # in the order of first states
+        chosen = combos[np.sort(first)]
+        found = np.concatenate([found, np.concatenate([scan.found[chosen[:, i]] for i, (scan, _) in
+                                                       enumerate(self.tiers)], axis=1)])
+        pick = np.where(self.after != DEAD, row_of_reached[np.searchsorted(self.reached, self.after)], 0)
+        return found, pick.astype(np.int32)
+
+
+def _plan_block(lexer: LexerTables, block: _Block, tiers: list[tuple[int, int]], rests: _Rests,
+                alike: dict[int, np.ndarray]) -> _BlockPlan:
+    """A block's scans, one per length tier, each from one lexer state per group of states its first
+    byte reaches that do the same to every rest of the tier (`_alike_for` of its longest rest)."""
+    after = lexer.transitions[:, block.byte].astype(np.int64)
+    after[DEAD] = DEAD
+    reached = np.unique(after[after != DEAD])
+    parts = []
+    for i, (lo, hi) in enumerate(tiers):
+        _, first, group = np.unique(alike[int(rests.lengths[block.lo + lo])][reached], return_index=True,
+                                    return_inverse=True)
+        row_of = np.argsort(np.argsort(first))[group.reshape(-1)]       # rows in the order of first states
+        scan = _ClassScan(block.lo + lo, block.lo + hi, reached[np.sort(first)],
+                          np.full((len(first), hi - lo), NO_OUTCOME, dtype=np.int32), i == len(tiers) - 1)
+        parts.append((scan, row_of))
+    return _BlockPlan(after, reached, parts)
+
+
 def _length_tiers(lengths: np.ndarray) -> list[tuple[int, int]]:
     """A block's classes (longest first) cut where the bit length of their rest's length changes:
     (start, end) offsets in the block. A tier's classes are at most about twice as long as its
@@ -482,38 +527,13 @@ def build_terminal_dwa(lexer: LexerTables, token_bytes: Sequence[bytes], special
     tiers = [_length_tiers(rests.lengths[block.lo:block.hi]) for block in blocks]
     alike = _alike_for(lexer, contexts, {int(rests.lengths[block.lo + lo]) for block, cuts in zip(blocks, tiers)
                                          for lo, _ in cuts})
-    scans: list[_ClassScan] = []
-    per_block = []      # (states the first byte leads to, per tier: its scan and each reached state's row there)
-    for block, cuts in zip(blocks, tiers):
-        after = lexer.transitions[:, block.byte].astype(np.int64)
-        after[DEAD] = DEAD
-        reached = np.unique(after[after != DEAD])
-        parts = []
-        for i, (lo, hi) in enumerate(cuts):
-            # a state that does to every rest of this tier what an earlier one does shares its row
-            width = int(rests.lengths[block.lo + lo])
-            _, first, group = np.unique(alike[width][reached], return_index=True, return_inverse=True)
-            row_of = np.argsort(np.argsort(first))[group.reshape(-1)]       # rows in the order of first states
-            scan = _ClassScan(block.lo + lo, block.lo + hi, reached[np.sort(first)],
-                              np.full((len(first), hi - lo), NO_OUTCOME, dtype=np.int32), i == len(cuts) - 1)
-            scans.append(scan)
-            parts.append((scan, row_of))
-        per_block.append((after, reached, parts))
+    plans = [_plan_block(lexer, block, cuts, rests, alike) for block, cuts in zip(blocks, tiers)]
     ticker = Ticker(progress, len(blocks), "first bytes")
-    _scan_classes(lexer, contexts, scans, rests, trie, outcome_index, ticker)
+    _scan_classes(lexer, contexts, [scan for plan in plans for scan, _ in plan.tiers], rests, trie, outcome_index,
+                  ticker)
     block_rows = []
-    for k, (block, (after, reached, parts)) in enumerate(zip(blocks, per_block)):
-        found = np.full((1, block.hi - block.lo), NO_OUTCOME, dtype=np.int32)    # row 0: dead
-        if len(reached):
-            # a reached state's row: its tiers' rows side by side, one per distinct combination
-            combos = np.stack([row_of for _, row_of in parts], axis=1)
-            _, first, combo_of = np.unique(row_classes(combos), return_index=True, return_inverse=True)
-            row_of_reached = np.argsort(np.argsort(first))[combo_of.reshape(-1)] + 1
-            chosen = combos[np.sort(first)]
-            found = np.concatenate([found, np.concatenate([scan.found[chosen[:, i]] for i, (scan, _) in
-                                                           enumerate(parts)], axis=1)])
-            block_pick[:, k] = np.where(after != DEAD, row_of_reached[np.searchsorted(reached, after)], 0)
-        found, block_pick[:, k] = _distinct_rows(found, block_pick[:, k])
+    for k, plan in enumerate(plans):
+        found, block_pick[:, k] = _distinct_rows(*plan.rows())
         block_rows.append(found)
     eos_outcome = np.full(lexer.n_states, NO_OUTCOME, dtype=np.int32)
     for state in range(1, lexer.n_states):
