@@ -17,7 +17,10 @@ from glrmask_runtime.errors import InputRejected
 from glrmask_runtime.lexer import Scanner
 from glrmask_runtime.tables import DEAD, START
 
-GRAMMARS = {"json": JSON_GRAMMAR, "lark": LARK_GRAMMARS / "lark.lark"}
+GRAMMARS = {"json": JSON_GRAMMAR, "lark": LARK_GRAMMARS / "lark.lark", "bounded": None}
+# bounded repetitions: a lexer state per count, which tokens of different lengths tell apart
+# differently (the scan's length tiers)
+BOUNDED = 'start: (STR | NUM)+\nSTR: /"[a-z ,.]{0,40}"/\nNUM: /[0-9]{1,12}/\n%ignore " "\n'
 
 
 def _expected(scanner: Scanner, ignored_only, state: int, data: bytes):
@@ -33,9 +36,13 @@ def _expected(scanner: Scanner, ignored_only, state: int, data: bytes):
 
 
 @pytest.fixture(scope="module", params=sorted(GRAMMARS))
-def setup(request):
-    spec = load_grammar(GRAMMARS[request.param])
-    lexer = build_lexer(spec.terminals, spec.ignore, GRAMMARS[request.param]).tables
+def setup(request, tmp_path_factory):
+    path = GRAMMARS[request.param]
+    if path is None:
+        path = tmp_path_factory.mktemp("bounded") / "bounded.lark"
+        path.write_text(BOUNDED)
+    spec = load_grammar(path)
+    lexer = build_lexer(spec.terminals, spec.ignore, path).tables
     vocab = vocabulary("small-gpt2")
     deferred = build_terminal_dwa(lexer, vocab.token_bytes, vocab.special_ids, vocab.eos_ids)
     return lexer, vocab, deferred, spell_out_closes(deferred, lexer)
