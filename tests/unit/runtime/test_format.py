@@ -139,6 +139,18 @@ def test_identical_bytes_across_processes_and_hash_seeds():
     assert len(digests) == 1 and len(digests.pop()) == 64
 
 
+@pytest.mark.parametrize("size", [1 << 20, format.SMALL_IMAGE + (1 << 20)])    # level 3, level 9
+def test_compressed_bytes_do_not_depend_on_the_number_of_cores(monkeypatch, size):
+    """zstd compresses on every core; the file must be the same on a 1-core and a 16-core machine."""
+    rng = np.random.default_rng(7)
+    image = np.repeat(rng.integers(0, 50, size // 64, dtype=np.uint8), 64).tobytes()   # compressible, not trivial
+    bodies = set()
+    for cores in (1, 3, 16):
+        monkeypatch.setattr(os, "cpu_count", lambda cores=cores: cores)
+        bodies.add(format.wrap_image(image))
+    assert len(bodies) == 1
+
+
 def test_index_grows_past_an_alignment_step():
     # Offsets are written into the index, which precedes the sections: the layout must still be
     # canonical when the offsets' msgpack encoding pushes the index over a 64-byte boundary.
