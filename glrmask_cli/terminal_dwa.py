@@ -641,23 +641,16 @@ def spell_out_closes(tdwa: TerminalDWA, lexer: LexerTables, max_outcomes: int | 
     # per hand-over STARTs (the same for every lexeme handing over so), per block: the distinct
     # columns of what the tokens do from them, each class's column, the columns where one can go on
     columns_after: dict[tuple[int, ...], list[tuple[list[tuple[int, ...]], np.ndarray, list[tuple[int, ...]]]]] = {}
-    for k, lo in enumerate(tdwa.block_starts[:-1].tolist()):
-        closes = tdwa.state_close[:, int(tdwa.class_first[lo])]
-        states = np.flatnonzero((tdwa.block_pick[:, k] == 0) & (closes != 0))
-        by_hand_over: dict[tuple[int, tuple[int, ...]], list[int]] = {}
-        for q, closed in zip(states.tolist(), closes[states].tolist()):
-            hand_over = contexts.hand_over(q, closed)
-            by_hand_over.setdefault((closed, hand_over), []).append(q)
-        for (closed, hand_over), members in sorted(by_hand_over.items()):
-            per_block = columns_after.get(hand_over)
-            if per_block is None:
-                after = np.stack([tdwa.outcome_row(s)[:tdwa.n_classes] for s in hand_over])
-                per_block = columns_after[hand_over] = [
-                    (columns, which, [column for column in columns if any(o != NO_OUTCOME for o in column)])
-                    for columns, which in _distinct_columns_by_block(after, tdwa.block_starts)]
-            columns, which, reached = per_block[k]
-            keys.update(zip(repeat(closed), repeat(hand_over), reached))
-            plans.append((k, members, closed, hand_over, columns, which))
+    for k, members, closed, hand_over in _deferred_groups(tdwa, contexts):
+        per_block = columns_after.get(hand_over)
+        if per_block is None:
+            after = np.stack([tdwa.outcome_row(s)[:tdwa.n_classes] for s in hand_over])
+            per_block = columns_after[hand_over] = [
+                (columns, which, [column for column in columns if any(o != NO_OUTCOME for o in column)])
+                for columns, which in _distinct_columns_by_block(after, tdwa.block_starts)]
+        columns, which, reached = per_block[k]
+        keys.update(zip(repeat(closed), repeat(hand_over), reached))
+        plans.append((k, members, closed, hand_over, columns, which))
     if max_outcomes is not None and len(outcomes) + len(keys) > max_outcomes:
         raise LimitExceeded("max_outcomes_auto", max_outcomes, "terminal DWA",
                             f"spelling out the closes gives up to {len(outcomes) + len(keys):,} token outcomes")
@@ -674,17 +667,43 @@ def spell_out_closes(tdwa: TerminalDWA, lexer: LexerTables, max_outcomes: int | 
         spelled[(closed, hand_over, after_ids)] = found
     block_rows = list(tdwa.block_rows)
     block_pick = tdwa.block_pick.copy()
+    added: dict[int, list[np.ndarray]] = {}      # per block, its new rows (appended once: a block has 100s)
     for k, members, closed, hand_over, columns, which in plans:
         row = np.asarray([spelled.get((closed, hand_over, column), NO_OUTCOME) for column in columns],
                          dtype=np.int32)[which]
-        block_pick[np.asarray(members), k] = len(block_rows[k])
-        block_rows[k] = np.concatenate([block_rows[k], row[None, :]])
-    for k in sorted({plan[0] for plan in plans}):
-        block_rows[k], block_pick[:, k] = _distinct_rows(block_rows[k], block_pick[:, k])
+        new_rows = added.setdefault(k, [])
+        block_pick[np.asarray(members), k] = len(block_rows[k]) + len(new_rows)
+        new_rows.append(row)
+    for k in sorted(added):
+        block_rows[k], block_pick[:, k] = _distinct_rows(np.concatenate([block_rows[k], np.stack(added[k])]),
+                                                         block_pick[:, k])
     return dataclasses.replace(
         tdwa, trie_parent=np.asarray(parent, dtype=np.int32), trie_set=np.asarray(term_set, dtype=np.int32),
         trie_start=np.asarray(start, dtype=np.int64), outcomes=tuple(outcomes),
         state_close=np.zeros_like(tdwa.state_close), block_rows=tuple(block_rows), block_pick=block_pick)
+
+
+def _deferred_groups(tdwa: TerminalDWA,
+                     contexts: LexerContexts) -> list[tuple[int, list[int], int, tuple[int, ...]]]:
+    """The deferred (lexer state, block) pairs (the block's first byte closes the state's lexeme),
+    grouped by block, the term set the lexeme closes as and the STARTs it hands over to: (block,
+    its states ascending, term set, hand-over STARTs), by block, then term set and hand-over."""
+    closes = tdwa.state_close[:, tdwa.class_first[tdwa.block_starts[:-1]]]        # lexer states x blocks
+    block, state = np.nonzero(((tdwa.block_pick == 0) & (closes != 0)).T)
+    closed = closes[state, block]
+    # an ignored lexeme hands over to its own context's START, any other to its term set's STARTs
+    restart = np.where(contexts.ignored_only[closed], contexts.restart[state], -1)
+    order = np.lexsort((state, restart, closed, block))
+    block, state, closed, restart = block[order], state[order], closed[order], restart[order]
+    new = np.ones(len(order), dtype=bool)
+    new[1:] = (block[1:] != block[:-1]) | (closed[1:] != closed[:-1]) | (restart[1:] != restart[:-1])
+    bounds = [*np.flatnonzero(new).tolist(), len(order)]
+    groups = []
+    for lo, hi in zip(bounds, bounds[1:]):
+        set_id, back = int(closed[lo]), int(restart[lo])
+        groups.append((int(block[lo]), state[lo:hi].tolist(), set_id,
+                       (back,) if back >= 0 else contexts.next_starts[set_id]))
+    return groups
 
 
 def merge_terminals(tdwa: TerminalDWA, term_sets: Sequence[tuple[int, ...]],
