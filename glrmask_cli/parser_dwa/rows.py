@@ -244,17 +244,28 @@ def _rows_at(outcome: np.ndarray, n_outcomes: int, holders: "_Holders", per_pres
         masks = per_present[key] = _Masks.of(*holders.masks(present_ids))
     if not len(masks.hit):
         return roots_here, masks.hit, []
-    # a mask's row: the classes whose outcome is one of its outcomes, one lookup per class (masks
-    # are fewer than present outcomes: MaskBench schemas x Llama-3, 3 against 5-15 on average)
-    shifted = outcome - NO_OUTCOME                      # NO_OUTCOME (-1) -> 0, never chosen
-    chosen = np.zeros(n_outcomes + 1, dtype=bool)
     bits, bounds = masks.bits, masks.starts.tolist()
-    rows = []
-    for begin, end in zip(bounds, bounds[1:]):
-        mine = present_ids[bits[begin:end]] - NO_OUTCOME
-        chosen[mine] = True
-        rows.append(pool.token_row_of_packed(np.packbits(np.take(chosen, shifted))))
-        chosen[mine] = False
+    if len(bounds) - 1 <= len(present_ids):
+        # fewer masks than present outcomes (JSON Schemas: 3 against 5-15 on average): a mask's row
+        # is one lookup per class, of whether the class's outcome is one of the mask's
+        shifted = outcome - NO_OUTCOME                      # NO_OUTCOME (-1) -> 0, never chosen
+        chosen = np.zeros(n_outcomes + 1, dtype=bool)
+        rows = []
+        for begin, end in zip(bounds, bounds[1:]):
+            mine = present_ids[bits[begin:end]] - NO_OUTCOME
+            chosen[mine] = True
+            rows.append(pool.token_row_of_packed(np.packbits(np.take(chosen, shifted))))
+            chosen[mine] = False
+    else:
+        # more masks (code grammars' many accept ids): each present outcome's classes as packed
+        # bits once, a mask's row the OR of its outcomes'
+        one_hot = np.zeros((len(present_ids), len(outcome)), dtype=bool)
+        live = np.flatnonzero(outcome != NO_OUTCOME)
+        one_hot[np.searchsorted(present_ids, outcome[live]), live] = True
+        by_outcome = np.packbits(one_hot, axis=1)
+        rows = [pool.token_row_of_packed(by_outcome[bits[begin]] if end - begin == 1 else
+                                         np.bitwise_or.reduce(by_outcome[bits[begin:end]], axis=0))
+                for begin, end in zip(bounds, bounds[1:])]
     return roots_here, masks.hit, [rows[i] for i in masks.which.tolist()]
 
 
