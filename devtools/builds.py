@@ -26,15 +26,22 @@ from glrmask_cli.vocab.vocabulary import Vocabulary
 
 JSON_GRAMMAR = REPO_ROOT / "grammars" / "json.lark"
 LARK_GRAMMARS = lark_grammars_dir()
-_OUT = Path(tempfile.mkdtemp(prefix="glrmask-test-builds-"))
-_OWNER = os.getpid()
 
 
-@atexit.register
-def _remove_builds() -> None:
-    """The folder goes with the process that made it (not with a forked worker that inherited it)."""
-    if os.getpid() == _OWNER:
-        shutil.rmtree(_OUT, ignore_errors=True)
+@functools.cache
+def _out() -> Path:
+    """The process's folder for built artifacts, made on the first build (a worker process that
+    imports this module and builds nothing, e.g. one a pool terminates, leaves none) and removed when
+    the process that made it exits (not by a forked worker that inherited it)."""
+    folder = Path(tempfile.mkdtemp(prefix="glrmask-test-builds-"))
+    owner = os.getpid()
+
+    def remove() -> None:
+        if os.getpid() == owner:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    atexit.register(remove)
+    return folder
 
 
 @dataclass(frozen=True)
@@ -62,6 +69,6 @@ def built(grammar: str | os.PathLike, tokenizer: str = "gpt2", start: str | None
     vocab = vocabulary(tokenizer)
     # same stem, other file or other limits: another artifact
     tag = hashlib.sha256(f"{Path(grammar).resolve()}\0{limits!r}".encode()).hexdigest()[:8]
-    out = _OUT / f"{Path(grammar).stem}-{tag}-{start or 'start'}-{Path(tokenizer).name}-{layout}-{lexer}.glrm"
+    out = _out() / f"{Path(grammar).stem}-{tag}-{start or 'start'}-{Path(tokenizer).name}-{layout}-{lexer}.glrm"
     result = build_artifact(grammar, out, tokenizer=vocab, start=start, layout=layout, limits=limits, lexer=lexer)
     return Built(glrmask_runtime.load(out), vocab, result.compiled, out)
