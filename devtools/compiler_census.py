@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.tokenizer:
         vocab = load_vocabulary(args.tokenizer)
         began = time.perf_counter()
-        tdwa = spell_out_closes(build_terminal_dwa(lexer, vocab.token_bytes, vocab.special_ids, vocab.eos_ids),
+        tdwa = spell_out_closes(build_terminal_dwa(lexer, vocab),
                                 lexer)
         print(f"  x {args.tokenizer}: {outcome_census(tdwa)}, terminal DWA {time.perf_counter() - began:.1f} s")
 

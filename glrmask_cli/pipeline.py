@@ -232,8 +232,7 @@ def _parser_dwa(stages: _Stages, layout: Layout, lexer: LexerTables, effects: tu
     the LR quotient `lr` (its terminal classes in the Terminal DWA's sets) and reads real LR states."""
     tried = AUTO_ORDER if layout == "auto" else (layout,)
     with stages.stage("terminal DWA"):
-        deferred = build_terminal_dwa(lexer, vocab.token_bytes, vocab.special_ids, vocab.eos_ids, progress,
-                                      contexts)
+        deferred = build_terminal_dwa(lexer, vocab, progress, contexts)
         spelled = None
         if not closes_at_runtime(tried[0]):      # only "one" spells out the closes, and it comes first
             try:
@@ -282,9 +281,6 @@ def artifact_sections(c: Compiled) -> dict[str, np.ndarray]:
 
     dwa = c.parser_dwa.dwa
     root_offsets, roots = c.parser_dwa.walk_roots
-    token_lengths = np.fromiter(map(len, c.vocab.token_bytes), dtype=np.int64, count=c.vocab.size)
-    token_offsets = np.zeros(c.vocab.size + 1, dtype=np.int64)
-    token_offsets[1:] = np.cumsum(token_lengths)
     core_text = [core.encode("utf-8") for core in c.lr_cores]
     core_offsets = np.zeros(len(core_text) + 1, dtype=np.int64)
     core_offsets[1:] = np.cumsum([len(t) for t in core_text])
@@ -304,8 +300,8 @@ def artifact_sections(c: Compiled) -> dict[str, np.ndarray]:
         "dwa.q_root_offsets": c.rows.q_root_offsets, "dwa.q_roots": c.rows.q_roots,
         "rows.close_root_offsets": c.rows.close_root_offsets, "rows.close_roots": c.rows.close_roots,
         "rows.bits": c.rows.rows,
-        "vocab.token_offsets": token_offsets,
-        "vocab.token_data": np.frombuffer(b"".join(c.vocab.token_bytes), dtype=np.uint8),
+        "vocab.token_offsets": c.vocab.token_offsets,
+        "vocab.token_data": c.vocab.token_data,
         "lr.core_offsets": core_offsets, "lr.core_text": np.frombuffer(b"".join(core_text), dtype=np.uint8),
         **({} if c.contextual is None else {"lexer.restart": c.contextual.restart,
                                             "lr.lexer_start": c.contextual.start_of}),

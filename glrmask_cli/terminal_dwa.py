@@ -31,6 +31,7 @@ from glrmask_cli.errors import LimitExceeded
 from glrmask_cli.lexer.contextual import ContextualLexer
 from glrmask_cli.lexer.dfa import row_classes
 from glrmask_cli.progress import NO_PROGRESS, Progress, Ticker
+from glrmask_cli.vocab.vocabulary import Vocabulary
 from glrmask_runtime.tables import DEAD, END_OF_INPUT, SHIFT, START, LexerTables, LRTables, unpack_actions
 
 NO_OUTCOME = -1
@@ -178,31 +179,17 @@ def byte_classes(lexer: LexerTables) -> np.ndarray:
     return classes.astype(np.uint8 if classes.max() < 256 else np.int32)
 
 
-@dataclass(frozen=True)
-class _PackedTokens:
-    """Every token's bytes in one array: token i is `data[starts[i]:starts[i] + lengths[i]]`."""
-
-    data: np.ndarray
-    starts: np.ndarray
-    lengths: np.ndarray
-
-    @classmethod
-    def of(cls, token_bytes: Sequence[bytes]) -> _PackedTokens:
-        lengths = np.fromiter(map(len, token_bytes), dtype=np.int64, count=len(token_bytes))
-        return cls(np.frombuffer(b"".join(token_bytes), dtype=np.uint8), np.cumsum(lengths) - lengths, lengths)
-
-
-def token_classes(lexer: LexerTables, tokens: _PackedTokens, never: np.ndarray,
-                  eos_ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+def token_classes(lexer: LexerTables, vocab: Vocabulary, never: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Group tokens by their byte-class strings. Returns (class of each token, each class's
     representative: its lowest token id), classes numbered by first byte, then longest first, then
     representative id."""
     classes = byte_classes(lexer)
     if classes.dtype != np.uint8:
         raise ValueError("more than 256 byte classes cannot happen for a byte DFA")
-    data, starts, lengths = tokens.data, tokens.starts, tokens.lengths
+    data, starts, lengths = vocab.token_data, vocab.token_offsets[:-1], vocab.token_lengths.astype(np.int64)
+    eos_ids = list(vocab.eos_ids)
     excluded = never.copy()
-    excluded[list(eos_ids)] = True
+    excluded[eos_ids] = True
     counted = np.flatnonzero(~excluded)
     class_of_counted, first = _equal_strings(classes[data], starts, lengths, counted)
     representative_ids = counted[first]
@@ -214,7 +201,7 @@ def token_classes(lexer: LexerTables, tokens: _PackedTokens, never: np.ndarray,
     class_of_token[counted] = renumbered[class_of_counted]
     n_classes = len(order)
     class_of_token[never] = n_classes + 1
-    class_of_token[list(eos_ids)] = n_classes
+    class_of_token[eos_ids] = n_classes
     return class_of_token, representative_ids[order]
 
 
@@ -313,16 +300,16 @@ class _Rests:
     lengths: np.ndarray
 
 
-def _first_byte_blocks(tokens: _PackedTokens, representatives: np.ndarray) -> tuple[list[_Block], _Rests]:
+def _first_byte_blocks(vocab: Vocabulary, representatives: np.ndarray) -> tuple[list[_Block], _Rests]:
     """The classes, given by their representative token ids (numbered by first byte, then longest
     first), as blocks, and one padded matrix of every representative's bytes after the first."""
-    starts = tokens.starts[representatives]
-    first = tokens.data[starts]
-    rest = tokens.lengths[representatives] - 1
+    starts = vocab.token_offsets[representatives]
+    first = vocab.token_data[starts]
+    rest = vocab.token_lengths[representatives].astype(np.int64) - 1
     matrix = np.zeros((len(representatives), int(rest.max(initial=0))), dtype=np.uint8)
     rows = np.repeat(np.arange(len(representatives)), rest)
     cols = np.arange(int(rest.sum())) - np.repeat(np.cumsum(rest) - rest, rest)
-    matrix[rows, cols] = tokens.data[np.repeat(starts + 1, rest) + cols]
+    matrix[rows, cols] = vocab.token_data[np.repeat(starts + 1, rest) + cols]
     bounds = np.concatenate([[0], np.flatnonzero(np.diff(first)) + 1, [len(representatives)]]).tolist()
     blocks = []
     for lo, hi in zip(bounds, bounds[1:]):
@@ -502,27 +489,26 @@ def _length_tiers(lengths: np.ndarray) -> list[tuple[int, int]]:
     return list(zip(bounds, bounds[1:]))
 
 
-def build_terminal_dwa(lexer: LexerTables, token_bytes: Sequence[bytes], special_ids: frozenset[int],
-                       eos_ids: Sequence[int], progress: Progress = NO_PROGRESS,
+def build_terminal_dwa(lexer: LexerTables, vocab: Vocabulary, progress: Progress = NO_PROGRESS,
                        contexts: LexerContexts | None = None) -> TerminalDWA:
-    """Compute every (lexer state, token) outcome, closes deferred (see the module docstring).
+    """Compute every (lexer state, token) outcome of `vocab`'s tokens, closes deferred (see the module
+    docstring).
     `contexts`: lark's contextual lexer (`lexer` holds every context's states); default the basic one.
 
     A token whose first byte b extends the open lexeme of state q does from then on what its other
     bytes do from the state q reaches on b, so the classes starting with b are scanned once per
     distinct such state, not once per lexer state (1,000 keywords + NAME: 4,716 lexer states, 40k
     classes; 4.8k scans of 700 classes instead of 4.7k scans of 20k). `progress` counts first bytes."""
-    tokens = _PackedTokens.of(token_bytes)
-    never = tokens.lengths == 0
-    never[sorted(special_ids - set(eos_ids))] = True
-    never[list(eos_ids)] = False
-    class_of_token, representatives = token_classes(lexer, tokens, never, eos_ids)
+    never = vocab.token_lengths == 0        # special ids (EOS aside) and empty ids: never allowed
+    never[sorted(vocab.special_ids - set(vocab.eos_ids))] = True
+    never[list(vocab.eos_ids)] = False
+    class_of_token, representatives = token_classes(lexer, vocab, never)
     n_classes = len(representatives)
 
     contexts = contexts if contexts is not None else basic_contexts(lexer)
     trie = _TrieBuilder(lexer.n_term_sets, lexer.n_states, _ignored_only(lexer))
     outcome_index: dict[OutcomeKey, int] = {}
-    blocks, rests = _first_byte_blocks(tokens, representatives)
+    blocks, rests = _first_byte_blocks(vocab, representatives)
     block_pick = np.zeros((lexer.n_states, len(blocks)), dtype=np.int32)
     tiers = [_length_tiers(rests.lengths[block.lo:block.hi]) for block in blocks]
     alike = _alike_for(lexer, contexts, {int(rests.lengths[block.lo + lo]) for block, cuts in zip(blocks, tiers)
@@ -548,7 +534,8 @@ def build_terminal_dwa(lexer: LexerTables, token_bytes: Sequence[bytes], special
         outcomes=_outcomes(outcome_index),
         class_of_token=class_of_token,
         n_classes=n_classes,
-        class_first=np.concatenate([tokens.data[tokens.starts[representatives]], [256, 256]]).astype(np.int64),
+        class_first=np.concatenate([vocab.token_data[vocab.token_offsets[representatives]],
+                                    [256, 256]]).astype(np.int64),
         state_close=_state_close(lexer),
         block_starts=np.asarray([b.lo for b in blocks] + [n_classes], dtype=np.int64),
         block_rows=tuple(block_rows),

@@ -130,6 +130,20 @@ class Vocabulary:
         lengths.flags.writeable = False
         return lengths
 
+    @cached_property
+    def token_data(self) -> np.ndarray:
+        """uint8: every id's bytes, one after another (id i's are token_data[token_offsets[i]:
+        token_offsets[i + 1]]); read-only."""
+        return np.frombuffer(b"".join(self.token_bytes), dtype=np.uint8)
+
+    @cached_property
+    def token_offsets(self) -> np.ndarray:
+        """int64, size + 1: where each id's bytes start in `token_data` (the last: its length); read-only."""
+        offsets = np.zeros(self.size + 1, dtype=np.int64)
+        offsets[1:] = np.cumsum(self.token_lengths)
+        offsets.flags.writeable = False
+        return offsets
+
     def byte_matrix(self) -> np.ndarray:
         """uint8 array (size, max length): row i holds token i's bytes, zero padded.
 
@@ -138,10 +152,9 @@ class Vocabulary:
         lengths = self.token_lengths
         width = int(lengths.max(initial=0))
         matrix = np.zeros((self.size, max(width, 1)), dtype=np.uint8)
-        flat = np.frombuffer(b"".join(self.token_bytes), dtype=np.uint8)
+        flat = self.token_data
         rows = np.repeat(np.arange(self.size), lengths)
-        starts = np.cumsum(lengths) - lengths
-        cols = np.arange(flat.size) - np.repeat(starts, lengths)
+        cols = np.arange(flat.size) - np.repeat(self.token_offsets[:-1], lengths)
         matrix[rows, cols] = flat
         return matrix
 

@@ -44,7 +44,7 @@ def setup(request, tmp_path_factory):
     spec = load_grammar(path)
     lexer = build_lexer(spec.terminals, spec.ignore, path).tables
     vocab = vocabulary("small-gpt2")
-    deferred = build_terminal_dwa(lexer, vocab.token_bytes, vocab.special_ids, vocab.eos_ids)
+    deferred = build_terminal_dwa(lexer, vocab)
     return lexer, vocab, deferred, spell_out_closes(deferred, lexer)
 
 
