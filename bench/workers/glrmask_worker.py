@@ -73,7 +73,7 @@ class Engine:
         return self.artifact.matcher()
 
     def before_pass(self) -> None:
-        """Forget the masks learnt from earlier passes: the memo by stack context
+        """Forget the masks learnt from earlier passes: the memo by stacks
         (`glrmask_runtime.stack_memo`) and the combinations of rows (`matcher._combined`)."""
         self.artifact.mask_memo.clear()
         self.artifact.combined_masks.clear()

@@ -6,17 +6,22 @@ Algorithm: Tomita-style GLR. Per terminal, the tops are unfrozen into one mutabl
 reductions are driven by newly added (entry, parent) edges, so an edge added to an entry whose
 reductions already ran is still reduced through (the classic GSS bug); then shifts, merging new
 tops by state. Stacks per call are therefore bounded by the number of LR states.
+Cells are interned per parser (`GLRParser.cell`): equal (state, parents) is one object, so equal
+stacks are the same cells wherever and whenever they were made, and what is computed from stacks
+(the matcher's masks, `StackMemo`) can be remembered by them.
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Final, Literal
 
 import numpy as np
 
 from glrmask_runtime.tables import ACCEPT, REDUCE, SHIFT, LRTables, unpack_action
+
+MAX_INTERNED = 1 << 16    # interned stack cells per parser (about 13 MB), the table emptied when full
 
 
 class GSSNode:
@@ -49,7 +54,21 @@ class GLRParser:
         self.end = self.n_terminals - 1
         self._cells = _Cells(tables)
         self._goto = _GotoRows(np.asarray(tables.goto))
-        self._bottom = (GSSNode(0, ()),)
+        bottom = GSSNode(0, ())
+        self._bottom = (bottom,)
+        self._interned: dict[tuple[int, tuple[GSSNode, ...]], GSSNode] = {(0, ()): bottom}
+
+    def cell(self, state: int, parents: tuple[GSSNode, ...]) -> GSSNode:
+        """The stack cell (state, parents): the same object for the same state over the same parent
+        cells (at most `MAX_INTERNED` kept; past that the table starts afresh, which only makes
+        equal stacks made later distinct objects)."""
+        key = (state, parents)
+        found = self._interned.get(key)
+        if found is None:
+            if len(self._interned) >= MAX_INTERNED:
+                self._interned = {(0, ()): self._bottom[0]}
+            found = self._interned[key] = GSSNode(state, parents)
+        return found
 
     # ---- public API -----------------------------------------------------------------------------
 
@@ -71,10 +90,10 @@ class GLRParser:
                 cell = cells[state * self.n_terminals + t]
                 if cell is None or not cell[0]:
                     continue
-                frozen = entry.freeze(state)
+                frozen = entry.freeze(state, self.cell)
                 for target in cell[0]:
                     shifted.setdefault(target, {})[id(frozen)] = frozen
-        return tuple(GSSNode(target, tuple(parents.values())) for target, parents in sorted(shifted.items()))
+        return tuple(self.cell(target, tuple(parents.values())) for target, parents in sorted(shifted.items()))
 
     def can_shift(self, stacks: tuple[GSSNode, ...], terminal: int) -> bool:
         """True iff some stack can reduce and then shift `terminal`."""
@@ -127,7 +146,7 @@ class GLRParser:
             if len(shifts) + len(reduces) != 1:
                 return _FALLBACK if (shifts or reduces) else None
             if shifts:
-                return None if want_accept else GSSNode(shifts[0], (node,))
+                return None if want_accept else self.cell(shifts[0], (node,))
             nt, length = reduces[0]
             exposed = node
             for _ in range(length):
@@ -135,7 +154,7 @@ class GLRParser:
                 if len(parents) != 1:
                     return _FALLBACK
                 exposed = parents[0]
-            node = GSSNode(goto[exposed.state][nt], (exposed,))
+            node = self.cell(goto[exposed.state][nt], (exposed,))
 
     def _reduce_all(self, stacks: tuple[GSSNode, ...], t: int) -> dict[int, _Entry]:
         """Unfreeze the tops into entries (one per state) and run every reduction on lookahead t."""
@@ -250,9 +269,9 @@ class _Entry:
         self.parents.append(parent)
         return True
 
-    def freeze(self, state: int) -> GSSNode:
+    def freeze(self, state: int, cell: Callable[[int, tuple[GSSNode, ...]], GSSNode]) -> GSSNode:
         if self.node is None:
-            self.node = self.origin if self.origin is not None else GSSNode(state, tuple(self.parents))
+            self.node = self.origin if self.origin is not None else cell(state, tuple(self.parents))
         return self.node
 
 

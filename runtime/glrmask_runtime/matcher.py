@@ -13,8 +13,8 @@ unchanged. States are immutable, so `copy()` and
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Sequence, cast
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
@@ -23,7 +23,6 @@ from glrmask_runtime.contextual import ContextualState
 from glrmask_runtime.errors import InputRejected, TokenRejected
 from glrmask_runtime.glr import GSSNode
 from glrmask_runtime.recognizer import ParseState
-from glrmask_runtime.stack_memo import Miss, Shadows, Template, realize
 from glrmask_runtime.tables import START
 
 if TYPE_CHECKING:
@@ -157,15 +156,15 @@ class Matcher:
 
     def _thread_mask(self, state: ParseState) -> int | np.ndarray:
         """The mask of one (lexer state, stacks) pair: kept while the stacks stay the same object,
-        else from the artifact's memo of masks by the stack states they read (`StackMemo`), else
-        computed (`_mask_key`) on the real stacks."""
+        else from the artifact's memo of masks by stacks (`StackMemo`: cells are interned, so the
+        same stacks recur as the same cells), else computed (`_mask_key`) and remembered there."""
         walked = self._walked(state.stacks)
         q = state.lexer_state
         known = walked.masks.get(q)
         if known is not None:        # mask() then commit(), or the same stacks and lexer state again
             return known
         art, stacks = self._art, walked.stacks
-        key: MaskKey | None
+        key: MaskKey
         roots = art.roots_at(q, stacks[0].state) if len(stacks) == 1 and not art.closes[q] else None
         if roots is not None and len(roots) <= 1:    # at most one walk down one stack, no runtime close
             key = 0                                   # (every mask of a deterministic grammar in the
@@ -175,32 +174,18 @@ class Matcher:
                     accepts = walked.by_root[roots[0]] = self._walk_linear(stacks[0], roots[0])
                 key = _walks_key(art.row_maps[q], accepts)
         else:
-            key = self._remembered(walked, q)
-        if key is None:
-            key = self._mask_key(walked, q)
+            memo = art.mask_memo
+            found = memo.get(q, stacks) if memo.limit else None
+            if found is not None:
+                key, closes = found
+                if closes:
+                    walked.first_closes = closes
+            else:
+                key = self._mask_key(walked, q)
+                memo.keep(q, stacks, key, {set_id: after.stacks for set_id, after in walked.closed.items()})
         mask = key if isinstance(key, int) else _combined(art, *key)
         walked.masks[q] = mask
         return mask
-
-    def _remembered(self, walked: _Walked, q: int) -> MaskKey | None:
-        """The mask's key from the artifact's memo, learnt there on a second miss at one place (and
-        the stacks after its closes, for `commit`); None where computing on the real stacks is the
-        cheaper way: the memo is off, these stacks' walks are made already, or a first miss."""
-        art, stacks, memo = self._art, walked.stacks, self._art.mask_memo
-        if not memo.limit or walked.by_root or walked.after_close:
-            return None
-        found = memo.lookup(q, stacks)
-        if isinstance(found, Miss):
-            if not found.again:
-                return None
-            shadows, shadowed = walked.shadowed()     # computed on shadows, to learn what it reads
-            key = self._mask_key(shadowed, q)
-            closed = shadowed.closed
-            found = memo.file(found, shadows, key, {s: closed[s].stacks for s, _, _ in art.closes[q] if s in closed})
-        (remembered, closes), seen = found
-        if closes:
-            walked.first_closes = _Closes(closes, seen)
-        return cast(MaskKey, remembered)
 
     def _mask_key(self, walked: _Walked, q: int) -> MaskKey:
         """The mask at lexer state `q` on `walked.stacks`: a pool row id, or the rows to combine
@@ -483,8 +468,7 @@ class _Walked:
     lexeme so; per closing term set, the stacks after it and their walks (each filled as asked;
     `commit` reuses the stacks after a close the mask made)."""
 
-    __slots__ = ("stacks", "by_root", "after_close", "closed", "masks", "first_closes", "_shadowed",
-                 "_by_start")
+    __slots__ = ("stacks", "by_root", "after_close", "closed", "masks", "first_closes", "_by_start")
 
     def __init__(self, stacks: tuple[GSSNode, ...]) -> None:
         self.stacks = stacks
@@ -492,16 +476,9 @@ class _Walked:
         self.by_root: dict[int, list[int]] = {}
         self.after_close: dict[tuple[int, frozenset[int]], tuple[int, ...]] = {}
         self.closed: dict[int, _Walked] = {}   # _NO_STACKS (stacks ()) where no stack takes it
-        self.first_closes: _Closes | None = None   # the stacks after each close a mask made here
-        self._shadowed: tuple[Shadows, _Walked] | None = None   # for computations the memo learns
+        # the stacks after each close of a mask the memo gave (closing term set -> stacks)
+        self.first_closes: Mapping[int, tuple[GSSNode, ...]] | None = None
         self._by_start: tuple[tuple[int, _Walked | None], ...] | None = None   # None: self (no cycle)
-
-    def shadowed(self) -> tuple[Shadows, _Walked]:
-        """Shadows of these stacks (`stack_memo.Shadows`) and the walks on them, shared by every
-        lexer state's mask."""
-        if self._shadowed is None:
-            self._shadowed = (shadows := Shadows(self.stacks)), _Walked(shadows.tops)
-        return self._shadowed
 
     def by_start(self, art: Artifact) -> tuple[tuple[int, _Walked], ...]:
         """The stacks split by the START of their top's lexer context (`Artifact.split_by_start`),
@@ -513,26 +490,6 @@ class _Walked:
 
 
 _NO_STACKS = _Walked(())
-
-
-class _Closes(Mapping[int, tuple[GSSNode, ...]]):
-    """Closing term set -> the stacks after it, made from the memo's templates when asked for
-    (`commit` asks for the one its token closes first)."""
-
-    __slots__ = ("_templates", "_seen")
-
-    def __init__(self, templates: dict[int, Template], seen: list[GSSNode]) -> None:
-        self._templates = templates
-        self._seen = seen
-
-    def __getitem__(self, set_id: int) -> tuple[GSSNode, ...]:
-        return realize(self._templates[set_id], self._seen)
-
-    def __iter__(self) -> Iterator[int]:
-        return iter(self._templates)
-
-    def __len__(self) -> int:
-        return len(self._templates)
 
 
 def _walks_key(row_map: Mapping[int, int], accepts: list[int]) -> MaskKey:

@@ -1,10 +1,9 @@
-"""glrmask_runtime.stack_memo: a result filed for some stacks is returned exactly for the stacks that
-agree with them wherever the computation looked, and the stacks it made are rebuilt over the real
-cells. The oracle is the same computation run directly on the real stacks (no memo, no shadows)."""
+"""glrmask_runtime.stack_memo and the parser's interned cells: equal stacks are the same cells however
+they were reached, a mask remembered for them equals brute force, and `commit` goes on from the
+remembered stacks exactly as the recognizer does. The oracle is brute force (bytes fed to the
+recognizer) and the recognizer's own parse."""
 
 from __future__ import annotations
-
-import random
 
 import numpy as np
 import pytest
@@ -12,76 +11,26 @@ import pytest
 from devtools.brute_force import sampled_states
 from devtools.builds import built
 from glrmask_runtime.glr import GSSNode, iter_paths
-from glrmask_runtime.stack_memo import Miss, Shadows, StackMemo, realize
+from glrmask_runtime.stack_memo import StackMemo
 from tests.support.masks import assert_masks_equal
-
-
-def random_stacks(rng: random.Random) -> tuple[GSSNode, ...]:
-    """A small graph-structured stack over 3 states (so that different stacks often agree near the
-    top): cells mostly with one parent, some with two (merges, paths that meet again), 1-2 tops."""
-    cells = [GSSNode(rng.randrange(3))]
-    for _ in range(rng.randrange(0, 9)):
-        parents = {id(p): p for p in rng.sample(cells[-3:], k=min(len(cells[-3:]), 1 + (rng.random() < 0.2)))}
-        cells.append(GSSNode(rng.randrange(3), tuple(parents.values())))
-    tops = {id(c): c for c in rng.sample(cells[-2:], k=min(2, len(cells), 1 + (rng.random() < 0.3)))}
-    return tuple(tops.values())
-
-
-def compute(tops: tuple[GSSNode, ...], lexer_state: int) -> tuple[tuple, tuple[GSSNode, ...]]:
-    """A stand-in for a mask computation: reads down each top while the state is odd (how deep
-    depends on what it reads), then a GLR-like step: pops top.state + lexer_state cells over every
-    path (cells met twice are taken once, by identity) and pushes a new cell on each one exposed."""
-    read, made = [], []
-    for top in tops:
-        node, path = top, [top.state]
-        while node.state % 2 == 1 and node.parents:
-            node = node.parents[0]
-            path.append(node.state)
-        read.append((tuple(path), len(top.parents)))
-        level = [top]
-        for _ in range((top.state + lexer_state) % 3):
-            level = list({id(p): p for n in level for p in n.parents}.values())
-        made += [GSSNode(10 + exposed.state, (exposed,)) for exposed in level]
-    return tuple(read), tuple(made)
 
 
 def paths(stacks: tuple[GSSNode, ...]) -> list[tuple[int, ...]]:
     return sorted(iter_paths(stacks))
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_memo_answers_what_the_computation_gives_on_the_real_stacks(seed):
-    rng = random.Random(seed)
-    memo = StackMemo()
-    hits = 0
-    for _ in range(3000):
-        stacks, q = random_stacks(rng), rng.randrange(2)
-        want, want_made = compute(stacks, q)
-        found = memo.lookup(q, stacks)
-        if isinstance(found, Miss):
-            shadows = Shadows(stacks)
-            value, made = compute(shadows.tops, q)
-            found = memo.file(found, shadows, value, {7: made})
-        else:
-            hits += 1
-        (value, templates), seen = found
-        assert value == want
-        assert paths(realize(templates[7], seen)) == paths(want_made) if want_made else 7 not in templates
-    assert hits > 1000          # stacks over 3 states agree near the top often: the memo is used
-
-
 def test_a_full_memo_is_emptied_and_limit_zero_keeps_nothing():
     memo = StackMemo(limit=3)
-    rng = random.Random(1)
-    for _ in range(50):
-        stacks = random_stacks(rng)
-        found = memo.lookup(0, stacks)
-        if isinstance(found, Miss):
-            shadows = Shadows(stacks)
-            memo.file(found, shadows, compute(shadows.tops, 0)[0], {})
+    stacks = [(GSSNode(s),) for s in range(10)]
+    for k, s in enumerate(stacks):
+        memo.keep(0, s, k, {})
         assert len(memo) <= 3
+    assert memo.get(0, stacks[-1]) == (9, {}) and memo.get(1, stacks[-1]) is None
     memo.clear()
-    assert len(memo) == 0 and isinstance(memo.lookup(0, (GSSNode(1),)), Miss)
+    assert len(memo) == 0 and memo.get(0, stacks[-1]) is None
+    memo.limit = 0
+    memo.keep(0, stacks[0], 0, {})
+    assert len(memo) == 0
 
 
 AMBIGUOUS = """
@@ -108,8 +57,8 @@ def _masks(b, seed: int) -> list[np.ndarray]:
 
 def test_masks_through_the_memo_equal_brute_force_cold_and_warm(ambiguous):
     """Graph-structured stacks (the grammar is ambiguous) with runtime closes: the memo's masks equal
-    brute force when it is empty, while it learns (where a lookup misses a second time), when it
-    answers from what it learnt, and when it is off."""
+    brute force when it is empty, while it learns (each mask it computes), when it answers from
+    what it learnt, and when it is off."""
     memo = ambiguous.artifact.mask_memo
     memo.clear()
     sizes = []
@@ -131,11 +80,12 @@ def test_masks_through_the_memo_equal_brute_force_cold_and_warm(ambiguous):
 
 
 def test_commit_after_a_remembered_mask_gives_the_parsers_stacks(ambiguous):
-    """`commit` takes the stacks after a close from the memo's templates: the parse goes on exactly
-    as the recognizer's own."""
+    """`commit` takes the stacks after a close from the memo: the parse goes on exactly as the
+    recognizer's own."""
     art = ambiguous.artifact
     tokens = [ambiguous.vocab.token_bytes.index(piece) for piece in (b"1", b"+", b"2", b"*", b"3")]
-    for _ in range(3):                      # learnt the second time round, from the memo the third
+    art.mask_memo.clear()
+    for _ in range(2):                      # remembered the first time round, from the memo the second
         m = art.matcher()
         state = art.recognizer.initial()
         for token in tokens:
@@ -144,3 +94,22 @@ def test_commit_after_a_remembered_mask_gives_the_parsers_stacks(ambiguous):
             state = art.recognizer.feed(state, art.token_bytes(token))
             assert paths(m.parse_state.stacks) == paths(state.stacks)
         assert m.is_accepting()
+
+
+def test_equal_stacks_are_the_same_cells_however_they_were_reached(ambiguous):
+    """The parser interns cells: the same text fed in different pieces, and two different texts
+    that leave the parser in the same place, give stacks of the very same cells (what the memo
+    keys on), with the paths the recognizer's own parse has."""
+    r = ambiguous.artifact.recognizer
+
+    def fed(*pieces: bytes):
+        state = r.initial()
+        for piece in pieces:
+            state = r.feed(state, piece)
+        return state
+
+    whole, split, other = fed(b"(1+2)*"), fed(b"(1", b"+", b"2)", b"*"), fed(b"(1+2) *")
+    assert whole.stacks == split.stacks == other.stacks
+    assert all(a is b for a, b in zip(whole.stacks, other.stacks, strict=True))
+    assert paths(whole.stacks) == paths(fed(b"(", b"1+2", b")*").stacks)
+    assert whole.stacks != fed(b"((1+2)*").stacks      # one more open parenthesis below
