@@ -117,6 +117,9 @@ class Artifact:
             self.q_roots = _root_sets(s, "dwa.q_root", every)
             self.closes = _closes(s, _root_sets(s, "rows.close_root", every))
             self.n_runtime_closes = int(s["rows.close_sets"].size)   # over every lexer state
+        # masks may take several walks and a GLR step (several roots, runtime closes): what was
+        # computed on stacks is worth remembering by them (`mask_memo`); one walk is not
+        self.several_walks = len(every) > 1 or self.n_runtime_closes > 0
         # (lexer state, LR state) -> the roots a walk from that top takes there (roots_at)
         self._roots_at: dict[int, tuple[int, ...]] = {}
         self._lr_states = self.lr.n_states

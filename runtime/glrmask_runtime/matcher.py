@@ -60,7 +60,9 @@ class Matcher:
         # One entry per commit: (state before, finished before, what was committed).
         self._history: list[tuple[State, bool, int | bytes]] = []
         self._replayable = state is None   # starts at the grammar's start: pickles as its commits
-        self._walked_recent: tuple[_Walked, ...] = ()
+        # the last few sets of stacks met: their `_Walked` and this matcher's masks on them by lexer
+        # state (arrays, where the shared `_Walked` keeps only keys)
+        self._walked_recent: tuple[tuple[tuple[GSSNode, ...], _Walked, dict[int, int | np.ndarray]], ...] = ()
         self._last_mask: tuple[State, int | np.ndarray] | None = None   # (state, its mask): fill, then commit
 
     def __reduce__(self) -> tuple[object, ...]:
@@ -125,16 +127,19 @@ class Matcher:
         passed.append(art.accept_of[d])
         return passed
 
-    def _walked(self, stacks: tuple[GSSNode, ...]) -> _Walked:
-        """The walks' results on `stacks`, kept while the stacks stay the same object (a token that
-        closes no lexeme changes only the lexer state: most steps on code grammars); the last few
-        sets of stacks are kept (with the contextual lexer a state may have several)."""
-        for walked in self._walked_recent:
-            if walked.stacks is stacks:
-                return walked
-        walked = _Walked(stacks)
-        self._walked_recent = (walked,) + self._walked_recent[:_RECENT_STACKS - 1]
-        return walked
+    def _walked(self, stacks: tuple[GSSNode, ...]) -> tuple[_Walked, dict[int, int | np.ndarray]]:
+        """The walks' results and masks on `stacks`, and this matcher's masks on them: the last few
+        sets of stacks by object (a token that closes no lexeme changes only the lexer state: most
+        steps on code grammars; with the contextual lexer a state may have several), else the
+        artifact's by the stacks' cells (`StackMemo`: interned cells, so the same stacks met in any
+        request are found)."""
+        for recent in self._walked_recent:
+            if recent[0] is stacks:
+                return recent[1], recent[2]
+        walked = _shared_walked(self._art, stacks)
+        masks: dict[int, int | np.ndarray] = {}
+        self._walked_recent = ((stacks, walked, masks),) + self._walked_recent[:_RECENT_STACKS - 1]
+        return walked, masks
 
     def _mask(self) -> int | np.ndarray:
         """The current mask: a pool row id, or the packed words of a mask computed for this step
@@ -155,36 +160,30 @@ class Matcher:
         return mask
 
     def _thread_mask(self, state: ParseState) -> int | np.ndarray:
-        """The mask of one (lexer state, stacks) pair: kept while the stacks stay the same object,
-        else from the artifact's memo of masks by stacks (`StackMemo`: cells are interned, so the
-        same stacks recur as the same cells), else computed (`_mask_key`) and remembered there."""
-        walked = self._walked(state.stacks)
+        """The mask of one (lexer state, stacks) pair: this matcher's while the stacks stay the same
+        object, else from its key kept with the stacks' walks (`_walked`: the same stacks met in any
+        request), else computed (`_mask_key`) and its key kept there."""
+        walked, masks = self._walked(state.stacks)
         q = state.lexer_state
-        known = walked.masks.get(q)
+        known = masks.get(q)
         if known is not None:        # mask() then commit(), or the same stacks and lexer state again
             return known
-        art, stacks = self._art, walked.stacks
-        key: MaskKey
-        roots = art.roots_at(q, stacks[0].state) if len(stacks) == 1 and not art.closes[q] else None
-        if roots is not None and len(roots) <= 1:    # at most one walk down one stack, no runtime close
-            key = 0                                   # (every mask of a deterministic grammar in the
-            if roots:                                 # "one" layout): computed, never remembered
-                accepts = walked.by_root.get(roots[0])
-                if accepts is None:
-                    accepts = walked.by_root[roots[0]] = self._walk_linear(stacks[0], roots[0])
-                key = _walks_key(art.row_maps[q], accepts)
-        else:
-            memo = art.mask_memo
-            found = memo.get(q, stacks) if memo.limit else None
-            if found is not None:
-                key, closes = found
-                if closes:
-                    walked.first_closes = closes
+        art = self._art
+        key = walked.masks.get(q)
+        if key is None:
+            stacks = walked.stacks
+            roots = art.roots_at(q, stacks[0].state) if len(stacks) == 1 and not art.closes[q] else None
+            if roots is not None and len(roots) <= 1:    # at most one walk down one stack, no runtime
+                key = 0                                   # close (every mask of a deterministic grammar
+                if roots:                                 # in the "one" layout): that walk's row
+                    accepts = walked.by_root.get(roots[0])
+                    if accepts is None:
+                        accepts = walked.by_root[roots[0]] = self._walk_linear(stacks[0], roots[0])
+                    key = _walks_key(art.row_maps[q], accepts)
             else:
                 key = self._mask_key(walked, q)
-                memo.keep(q, stacks, key, {set_id: after.stacks for set_id, after in walked.closed.items()})
-        mask = key if isinstance(key, int) else _combined(art, *key)
-        walked.masks[q] = mask
+            walked.masks[q] = key
+        mask = masks[q] = key if isinstance(key, int) else _combined(art, *key)
         return mask
 
     def _mask_key(self, walked: _Walked, q: int) -> MaskKey:
@@ -218,7 +217,7 @@ class Matcher:
         closed = walked.closed.get(set_id)
         if closed is None:
             stacks = art.recognizer.close_lexeme(walked.stacks, set_id)
-            closed = walked.closed[set_id] = _Walked(stacks) if stacks else _NO_STACKS
+            closed = walked.closed[set_id] = _shared_walked(art, stacks) if stacks else _NO_STACKS
         if closed is _NO_STACKS:
             return ()
         if art.lexer_start is None:
@@ -353,11 +352,9 @@ class Matcher:
             return
         known: Mapping[int, tuple[GSSNode, ...]] | None = None   # the mask's closes on these stacks, if any
         if isinstance(self._state, ParseState):
-            walked = next((w for w in self._walked_recent if w.stacks is self._state.stacks), None)
-            if walked is not None:
-                known = walked.first_closes
-                if known is None and walked.closed:
-                    known = {set_id: after.stacks for set_id, after in walked.closed.items()}
+            walked = next((w for stacks, w, _ in self._walked_recent if stacks is self._state.stacks), None)
+            if walked is not None and walked.closed:
+                known = {set_id: after.stacks for set_id, after in walked.closed.items()}
         try:
             state = art.recognizer.feed_admitted(self._state, art.token_bytes(token_id), known)
         except InputRejected as err:   # the DWA allowed it but the parser did not: a bug
@@ -463,21 +460,20 @@ def _as_index(what: str, value: object) -> int:
 
 
 class _Walked:
-    """What masks need from one set of stacks: per lexer state, the mask; per root, the accept ids
-    where its walks end; per (closing term set, roots), the mask from START after closing the
-    lexeme so; per closing term set, the stacks after it and their walks (each filled as asked;
-    `commit` reuses the stacks after a close the mask made)."""
+    """What masks need from one set of stacks, shared by every matcher that meets them: per lexer
+    state, the mask's key; per root, the accept ids where its walks end; per (closing term set,
+    roots), the rows from START after closing the lexeme so; per closing term set, the stacks after
+    it and their walks (each filled as asked; `commit` reuses the stacks after a close the mask
+    made)."""
 
-    __slots__ = ("stacks", "by_root", "after_close", "closed", "masks", "first_closes", "_by_start")
+    __slots__ = ("stacks", "by_root", "after_close", "closed", "masks", "_by_start")
 
     def __init__(self, stacks: tuple[GSSNode, ...]) -> None:
         self.stacks = stacks
-        self.masks: dict[int, int | np.ndarray] = {}     # lexer state -> the mask there
+        self.masks: dict[int, MaskKey] = {}     # lexer state -> the mask's key there
         self.by_root: dict[int, list[int]] = {}
         self.after_close: dict[tuple[int, frozenset[int]], tuple[int, ...]] = {}
         self.closed: dict[int, _Walked] = {}   # _NO_STACKS (stacks ()) where no stack takes it
-        # the stacks after each close of a mask the memo gave (closing term set -> stacks)
-        self.first_closes: Mapping[int, tuple[GSSNode, ...]] | None = None
         self._by_start: tuple[tuple[int, _Walked | None], ...] | None = None   # None: self (no cycle)
 
     def by_start(self, art: Artifact) -> tuple[tuple[int, _Walked], ...]:
@@ -490,6 +486,20 @@ class _Walked:
 
 
 _NO_STACKS = _Walked(())
+
+
+def _shared_walked(art: Artifact, stacks: tuple[GSSNode, ...]) -> _Walked:
+    """The artifact's `_Walked` for these stacks (by their interned cells), made and kept if new;
+    a fresh one, kept by no one, when the memo is off or a mask is one walk (json: a probe and an
+    entry per new stacks cost more than that walk)."""
+    memo = art.mask_memo
+    if not memo.limit or not art.several_walks:
+        return _Walked(stacks)
+    walked: _Walked | None = memo.get(stacks)
+    if walked is None:
+        walked = _Walked(stacks)
+        memo.keep(stacks, walked)
+    return walked
 
 
 def _walks_key(row_map: Mapping[int, int], accepts: list[int]) -> MaskKey:

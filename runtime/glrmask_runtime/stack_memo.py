@@ -1,54 +1,51 @@
-"""Masks remembered by the stacks they were computed on.
+"""What was computed from parser stacks, remembered by the stacks themselves.
 
 A thread's mask is a function of its lexer state and its stacks (a graph-structured stack), and the
 GLR parser interns stack cells (`GLRParser.cell`: one object per state over the same parent cells),
-so equal stacks are the same cells in every request that reaches them. `StackMemo` keeps, per
-(lexer state, stacks), the mask's key and the stacks after each close its computation made (so that
-`commit` gets them without a GLR step). Stack contexts recur whole far more than one request would
-suggest: on a pass over 40 of the bench's documents, 43% of go.lark's new stacks (x cl100k) and 75%
-of sql.lark's had been seen before, with the same lexer state, in an earlier step or document.
+so equal stacks are the same cells in every request that reaches them. `StackMemo` maps stacks to
+what the matcher computed on them (its `_Walked`: the DWA walks from each root, the stacks after
+each runtime close and the walks on them, the mask's key per lexer state), so stacks met again, in
+any step or request, cost a dict probe that hashes the cells by identity, and a new lexer state on
+known stacks only what its mask adds. Stack contexts recur whole far more than one request would
+suggest: on a pass over 40 of the bench's documents, 43% of go.lark's new (lexer state, stacks)
+pairs (x cl100k) and 75% of sql.lark's had been seen before, in an earlier step or document, and 53%
+and 80% of their stacks.
 
-Filing costs a dict entry and a lookup a dict probe (the key hashes the cells by identity), so a
-result is kept the first time it is computed. One memo per artifact (`Artifact.mask_memo`), shared
-by its matchers; at most `limit` results (default `MEMO_RESULTS`), emptied when full; `limit = 0`
-turns it off. `clear` empties it (the benchmark does before each pass, so that every pass does the
-same work).
+One memo per artifact (`Artifact.mask_memo`), shared by its matchers; at most `limit` sets of stacks
+(default `MEMO_STACKS`), emptied when full; `limit = 0` turns it off. `clear` empties it (the
+benchmark does before each pass, so that every pass does the same work).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from glrmask_runtime.glr import GSSNode
 
-MEMO_RESULTS = 20_000     # a key, a tuple of stacks and a small dict each; the cells are shared
-# (the mask's key, closing term set -> the stacks after closing the lexeme so)
-Result = tuple[Any, Mapping[int, tuple[GSSNode, ...]]]
+MEMO_STACKS = 16_384      # about 1 KB each (walks, closes, keys); the cells are shared
 
 
 class StackMemo:
-    """(lexer state, stacks) -> the mask's key and the stacks after its closes."""
+    """stacks -> what was computed on them (opaque here: the matcher's `_Walked`)."""
 
-    def __init__(self, limit: int = MEMO_RESULTS) -> None:
+    def __init__(self, limit: int = MEMO_STACKS) -> None:
         self.limit = limit
-        self._results: dict[tuple[int, tuple[GSSNode, ...]], Result] = {}
+        self._kept: dict[tuple[GSSNode, ...], Any] = {}
 
     def clear(self) -> None:
-        self._results = {}
+        self._kept = {}
 
     def __len__(self) -> int:
-        return len(self._results)
+        return len(self._kept)
 
-    def get(self, lexer_state: int, stacks: tuple[GSSNode, ...]) -> Result | None:
-        """The result kept for these stacks (the same cells) at `lexer_state`, or None."""
-        return self._results.get((lexer_state, stacks))
+    def get(self, stacks: tuple[GSSNode, ...]) -> Any:
+        """What was kept for these stacks (the same cells), or None."""
+        return self._kept.get(stacks)
 
-    def keep(self, lexer_state: int, stacks: tuple[GSSNode, ...], key: Any,
-             closes: Mapping[int, tuple[GSSNode, ...]]) -> None:
-        """Remember a mask's key and the stacks after its closes (nothing when `limit` is 0)."""
+    def keep(self, stacks: tuple[GSSNode, ...], value: Any) -> None:
+        """Remember `value` for these stacks (nothing when `limit` is 0)."""
         if not self.limit:
             return
-        if len(self._results) >= self.limit:
-            self._results = {}           # a rebinding: matchers reading the old dict are unaffected
-        self._results[(lexer_state, stacks)] = (key, closes)
+        if len(self._kept) >= self.limit:
+            self._kept = {}           # a rebinding: matchers holding what it kept are unaffected
+        self._kept[stacks] = value

@@ -23,13 +23,13 @@ def test_a_full_memo_is_emptied_and_limit_zero_keeps_nothing():
     memo = StackMemo(limit=3)
     stacks = [(GSSNode(s),) for s in range(10)]
     for k, s in enumerate(stacks):
-        memo.keep(0, s, k, {})
+        memo.keep(s, k)
         assert len(memo) <= 3
-    assert memo.get(0, stacks[-1]) == (9, {}) and memo.get(1, stacks[-1]) is None
+    assert memo.get(stacks[-1]) == 9 and memo.get((GSSNode(9),)) is None     # by the cells themselves
     memo.clear()
-    assert len(memo) == 0 and memo.get(0, stacks[-1]) is None
+    assert len(memo) == 0 and memo.get(stacks[-1]) is None
     memo.limit = 0
-    memo.keep(0, stacks[0], 0, {})
+    memo.keep(stacks[0], 0)
     assert len(memo) == 0
 
 
