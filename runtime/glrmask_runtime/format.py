@@ -148,8 +148,9 @@ def build_image(metadata: Metadata, sections: Mapping[str, np.ndarray]) -> bytes
     image = bytearray(end)
     image[:IMAGE_PREFIX.size] = IMAGE_PREFIX.pack(len(index))
     image[IMAGE_PREFIX.size:IMAGE_PREFIX.size + len(index)] = index
+    view = np.frombuffer(image, dtype=np.uint8)  # copies straight in; tobytes() would copy twice
     for (_, array, _), row in zip(arrays, table, strict=True):
-        image[row[3]:row[3] + row[4]] = array.tobytes()
+        view[row[3]:row[3] + row[4]] = array.reshape(-1).view(np.uint8)
     return bytes(image)
 
 
