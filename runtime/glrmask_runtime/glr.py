@@ -6,6 +6,11 @@ Algorithm: Tomita-style GLR. Per terminal, the tops are unfrozen into one mutabl
 reductions are driven by newly added (entry, parent) edges, so an edge added to an entry whose
 reductions already ran is still reduced through (the classic GSS bug); then shifts, merging new
 tops by state. Stacks per call are therefore bounded by the number of LR states.
+Most steps need none of that merging. Three tiers, each handing over to the next when it cannot
+decide: the single step (one stack, one terminal, every cell on the way a lone action, every popped
+cell with one parent); the linear step, which follows every action of every path (conflict cells
+included) as a separate branch within `LINEAR_ACTIONS` exposed nodes, then merges the tops that
+meet; and the general step. Where no tops meet, all three give the same interned cells.
 Cells are interned per parser (`GLRParser.cell`): equal (state, parents) is one object, so equal
 stacks are the same cells wherever and whenever they were made, and what is computed from stacks
 (the matcher's masks, `StackMemo`) can be remembered by them.
@@ -22,6 +27,7 @@ import numpy as np
 from glrmask_runtime.tables import ACCEPT, REDUCE, SHIFT, LRTables, unpack_action
 
 MAX_INTERNED = 1 << 16    # interned stack cells per parser (about 13 MB), the table emptied when full
+LINEAR_ACTIONS = 64       # reductions the linear step follows per terminal before the general step takes over
 
 
 class GSSNode:
@@ -38,7 +44,7 @@ class GSSNode:
 
 
 class _Fallback(enum.Enum):
-    """`_step_single` could not decide alone (a conflict or a shared path): take the general GLR step."""
+    """A tier could not decide alone (a conflict, a shared path, branches that meet): take the next one."""
 
     FALLBACK = 0
 
@@ -82,18 +88,8 @@ class GLRParser:
             node = self._step_single(stacks[0], terminals[0], False)
             if node is not _FALLBACK:
                 return () if node is None else (node,)
-        shifted: dict[int, dict[int, GSSNode]] = {}
-        for t in terminals:
-            entries = self._reduce_all(stacks, t)
-            cells = self._cells
-            for state, entry in entries.items():
-                cell = cells[state * self.n_terminals + t]
-                if cell is None or not cell[0]:
-                    continue
-                frozen = entry.freeze(state, self.cell)
-                for target in cell[0]:
-                    shifted.setdefault(target, {})[id(frozen)] = frozen
-        return tuple(self.cell(target, tuple(parents.values())) for target, parents in sorted(shifted.items()))
+        shifted = self._linear_shift(stacks, terminals)
+        return self._general_shift(stacks, terminals) if shifted is _FALLBACK else shifted
 
     def can_shift(self, stacks: tuple[GSSNode, ...], terminal: int) -> bool:
         """True iff some stack can reduce and then shift `terminal`."""
@@ -101,12 +97,7 @@ class GLRParser:
             node = self._step_single(stacks[0], terminal, False)
             if node is not _FALLBACK:
                 return node is not None
-        entries = self._reduce_all(stacks, terminal)
-        for state in entries:
-            cell = self._cells[state * self.n_terminals + terminal]
-            if cell is not None and cell[0]:
-                return True
-        return False
+        return any(cell[0] for cell in self._cells_reached(stacks, terminal))
 
     def accepts_end(self, stacks: tuple[GSSNode, ...]) -> bool:
         """True iff END (end of input) reaches ACCEPT on some stack."""
@@ -114,12 +105,7 @@ class GLRParser:
             node = self._step_single(stacks[0], self.end, True)
             if node is not _FALLBACK:
                 return node is not None
-        entries = self._reduce_all(stacks, self.end)
-        for state in entries:
-            cell = self._cells[state * self.n_terminals + self.end]
-            if cell is not None and cell[2]:
-                return True
-        return False
+        return any(cell[2] for cell in self._cells_reached(stacks, self.end))
 
     def expected_terminals(self, stacks: tuple[GSSNode, ...]) -> list[int]:
         """Terminal ids (END included) that some stack can take next; for error messages."""
@@ -156,6 +142,85 @@ class GLRParser:
                 exposed = parents[0]
             node = self.cell(goto[exposed.state][nt], (exposed,))
 
+    def _linear_tops(self, stacks: tuple[GSSNode, ...], t: int) -> list[_Top] | _Fallback:
+        """Every top that reductions on lookahead `t` reach and whose cell is not an error, each stack
+        path followed on its own: (state, cell, node, reduced), where a reduced top is the cell
+        (state, (node,)) not made yet and any other top is `node` itself. _FALLBACK past
+        `LINEAR_ACTIONS` exposed nodes (which also ends the cycles of a cyclic grammar)."""
+        cells, goto, n_t = self._cells, self._goto, self.n_terminals
+        budget = LINEAR_ACTIONS
+        tops: list[_Top] = []
+        todo: list[tuple[int, GSSNode, bool]] = [(node.state, node, False) for node in stacks]
+        while todo:
+            state, node, reduced = todo.pop()
+            cell = cells[state * n_t + t]
+            if cell is None:
+                continue
+            tops.append((state, cell, node, reduced))
+            for nt, length in cell[1]:
+                level = _nodes_below(node, length - 1 if reduced else length)
+                budget -= len(level)
+                if budget < 0:
+                    return _FALLBACK
+                for exposed in level:
+                    todo.append((goto[exposed.state][nt], exposed, True))
+        return tops
+
+    def _cells_reached(self, stacks: tuple[GSSNode, ...], t: int) -> list[Cell]:
+        """The non-error cells of every top that reductions on lookahead `t` reach."""
+        tops = self._linear_tops(stacks, t)
+        if tops is not _FALLBACK:
+            return [top[1] for top in tops]
+        cells, n_t = self._cells, self.n_terminals
+        return [cell for state in self._reduce_all(stacks, t) if (cell := cells[state * n_t + t]) is not None]
+
+    def _linear_shift(self, stacks: tuple[GSSNode, ...],
+                      terminals: Sequence[int]) -> tuple[GSSNode, ...] | _Fallback:
+        """`shift` from the linear step's tops: per terminal the tops of one state merged into one cell
+        (their parents), new tops merged by state, sorted by state. Where no two tops meet, these are
+        the general step's own interned cells; _FALLBACK where `_linear_tops` gives up."""
+        onto: dict[int, dict[int, GSSNode]] = {}
+        for t in terminals:
+            tops = self._linear_tops(stacks, t)
+            if tops is _FALLBACK:
+                return _FALLBACK
+            meeting: dict[int, tuple[tuple[int, ...], list[tuple[GSSNode, bool]]]] = {}
+            for state, (shifts, _, _), node, reduced in tops:
+                if shifts:
+                    meeting.setdefault(state, (shifts, []))[1].append((node, reduced))
+            for state, (shifts, branches) in meeting.items():
+                top = self._merged_top(state, branches)
+                for target in shifts:
+                    onto.setdefault(target, {})[id(top)] = top
+        return tuple(self.cell(target, tuple(parents.values())) for target, parents in sorted(onto.items()))
+
+    def _merged_top(self, state: int, branches: list[tuple[GSSNode, bool]]) -> GSSNode:
+        """One cell for the tops of `state` that several branches reached (a reduced top's only parent
+        is its node; another top is its node itself, so its parents are the node's)."""
+        if len(branches) == 1:
+            node, reduced = branches[0]
+            return self.cell(state, (node,)) if reduced else node
+        parents: dict[int, GSSNode] = {}
+        for node, reduced in branches:
+            for parent in (node,) if reduced else node.parents:
+                parents.setdefault(id(parent), parent)
+        return self.cell(state, tuple(parents.values()))
+
+    def _general_shift(self, stacks: tuple[GSSNode, ...], terminals: Sequence[int]) -> tuple[GSSNode, ...]:
+        """Tomita's step: tops of one state merged per terminal, new tops merged by state."""
+        shifted: dict[int, dict[int, GSSNode]] = {}
+        for t in terminals:
+            entries = self._reduce_all(stacks, t)
+            cells = self._cells
+            for state, entry in entries.items():
+                cell = cells[state * self.n_terminals + t]
+                if cell is None or not cell[0]:
+                    continue
+                frozen = entry.freeze(state, self.cell)
+                for target in cell[0]:
+                    shifted.setdefault(target, {})[id(frozen)] = frozen
+        return tuple(self.cell(target, tuple(parents.values())) for target, parents in sorted(shifted.items()))
+
     def _reduce_all(self, stacks: tuple[GSSNode, ...], t: int) -> dict[int, _Entry]:
         """Unfreeze the tops into entries (one per state) and run every reduction on lookahead t."""
         entries: dict[int, _Entry] = {}
@@ -188,6 +253,7 @@ class GLRParser:
 
 
 Cell = tuple[tuple[int, ...], tuple[tuple[int, int], ...], bool]
+_Top = tuple[int, Cell, GSSNode, bool]
 
 
 class _Cells(dict[int, Cell | None]):

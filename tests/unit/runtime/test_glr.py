@@ -11,8 +11,9 @@ from glrmask_cli.grammar import load_grammar_text
 from glrmask_cli.lexer.scanner import build_lexer
 from glrmask_cli.parser.cfg import build_cfg
 from glrmask_cli.parser.lr import build_lr_tables
+from glrmask_runtime import glr
 from glrmask_runtime.errors import InputRejected
-from glrmask_runtime.glr import GLRParser, GSSNode, iter_paths
+from glrmask_runtime.glr import _FALLBACK, GLRParser, GSSNode, iter_paths
 from glrmask_runtime.recognizer import Recognizer
 from glrmask_runtime.tables import ACCEPT, REDUCE, SHIFT, LRTables, unpack_action
 
@@ -117,7 +118,7 @@ def test_queries_agree_with_shift(name):
             if parser.accepts_end(stacks):
                 expected.append(tables.end_terminal)
             assert parser.expected_terminals(stacks) == expected
-            # the general path (forced by a duplicate top) agrees with the single-stack fast path
+            # the general path (forced by a duplicate top) agrees with the linear step
             both = parser.shift(stacks, [t])
             assert _paths(parser.shift(stacks + stacks, [t])) == _paths(both)
             stacks = both
@@ -132,6 +133,76 @@ def test_shift_of_several_terminals_is_the_union():
     a, c = cfg.terminal_names.index("a"), cfg.terminal_names.index("c")
     stacks = parser.shift(parser.initial(), [a])
     assert _paths(parser.shift(stacks, [a, c])) == _paths(parser.shift(stacks, [a])) | _paths(parser.shift(stacks, [c]))
+
+
+@pytest.mark.parametrize("name", sorted(STRESS))
+def test_linear_step_makes_the_general_steps_cells(name):
+    """Where the linear step decides, its stacks are the general step's, and where no two of its tops
+    meet they are the very cells the general step interns (so memos keyed by stacks stay shared), for
+    single terminals and sets of them; END agrees with brute force."""
+    cfg = cfg_from_text(STRESS[name])
+    tables = build_lr_tables(as_normalized(cfg))
+    parser = GLRParser(tables)
+    rng = random.Random(7)
+    decided = fell_back = alone = 0
+    for sentence in sentences_and_mutations(cfg, seed=13, n=30):
+        stacks, naive = parser.initial(), {(0,)}
+        for t in sentence[:10]:
+            for terms in ([t], [t, rng.randrange(tables.end_terminal)]):
+                linear = parser._linear_shift(stacks, terms)
+                if linear is _FALLBACK:
+                    fell_back += 1
+                    continue
+                decided += 1
+                general = parser._general_shift(stacks, terms)
+                assert [n.state for n in linear] == [n.state for n in general], (sentence, terms)
+                assert _paths(linear) == _paths(general), (sentence, terms)
+                if not _tops_meet(parser, stacks, terms):
+                    assert all(a is b for a, b in zip(linear, general)), (sentence, terms)
+                    alone += 1
+            end = naive_step(tables, naive, tables.end_terminal)
+            assert parser.accepts_end(stacks) == bool(end)
+            stacks, naive = parser.shift(stacks, [t]), naive_step(tables, naive, t)
+            if not naive:
+                break
+    assert alone > 0
+    if name in ("ambiguous", "catalan", "nested_conflicts"):
+        assert decided > alone                        # tops that met were merged
+    if name in ("catalan", "nested_conflicts"):
+        assert fell_back > 0                          # branches past the budget
+
+
+def _tops_meet(parser: GLRParser, stacks, terms) -> bool:
+    """Whether two different shifting tops of the linear step share a state or a shift target."""
+    by_state, by_target = {}, {}
+    for t in terms:
+        for state, (shifts, _, _), node, reduced in parser._linear_tops(stacks, t):
+            key = (id(node), reduced)
+            if shifts and by_state.setdefault(state, key) != key:
+                return True
+            for target in shifts:
+                if by_target.setdefault(target, (state, key)) != (state, key):
+                    return True
+    return False
+
+
+def test_linear_step_leaves_long_branches_to_the_general_step(monkeypatch):
+    """With no actions allowed to the linear step, every reduction falls back, with the same stacks."""
+    cfg = cfg_from_text(STRESS["unit_chain"])
+    tables = build_lr_tables(as_normalized(cfg))
+    parser = GLRParser(tables)
+    monkeypatch.setattr(glr, "LINEAR_ACTIONS", 0)
+    reductions = 0
+    for sentence in sentences_and_mutations(cfg, seed=2, n=20):
+        stacks, naive = parser.initial(), {(0,)}
+        for t in sentence[:10]:
+            if parser._linear_tops(stacks, t) is _FALLBACK:
+                reductions += 1
+            stacks, naive = parser.shift(stacks, [t]), naive_step(tables, naive, t)
+            assert _paths(stacks) == naive
+            if not naive:
+                break
+    assert reductions > 0
 
 
 def test_deterministic_chain_is_fast_path_node():
