@@ -143,8 +143,8 @@ class GLRParser:
             node = self.cell(goto[exposed.state][nt], (exposed,))
 
     def _linear_tops(self, stacks: tuple[GSSNode, ...], t: int) -> list[_Top] | _Fallback:
-        """Every top that reductions on lookahead `t` reach and whose cell is not an error, each stack
-        path followed on its own: (state, cell, node, reduced), where a reduced top is the cell
+        """Every top that reductions on lookahead `t` reach and whose cell shifts or accepts, each
+        stack path followed on its own: (state, cell, node, reduced), where a reduced top is the cell
         (state, (node,)) not made yet and any other top is `node` itself. _FALLBACK past
         `LINEAR_ACTIONS` exposed nodes (which also ends the cycles of a cyclic grammar)."""
         cells, goto, n_t = self._cells, self._goto, self.n_terminals
@@ -156,9 +156,16 @@ class GLRParser:
             cell = cells[state * n_t + t]
             if cell is None:
                 continue
-            tops.append((state, cell, node, reduced))
+            if cell[0] or cell[2]:
+                tops.append((state, cell, node, reduced))
             for nt, length in cell[1]:
-                level = _nodes_below(node, length - 1 if reduced else length)
+                if reduced:
+                    length -= 1                  # the reduced top's only parent is `node`
+                below = node
+                while length and len(below.parents) == 1:
+                    below = below.parents[0]
+                    length -= 1
+                level = _nodes_below(below, length) if length else (below,)
                 budget -= len(level)
                 if budget < 0:
                     return _FALLBACK
@@ -167,7 +174,7 @@ class GLRParser:
         return tops
 
     def _cells_reached(self, stacks: tuple[GSSNode, ...], t: int) -> list[Cell]:
-        """The non-error cells of every top that reductions on lookahead `t` reach."""
+        """The cells that shift or accept of every top that reductions on lookahead `t` reach."""
         tops = self._linear_tops(stacks, t)
         if tops is not _FALLBACK:
             return [top[1] for top in tops]
