@@ -73,10 +73,9 @@ class Engine:
         return self.artifact.matcher()
 
     def before_pass(self) -> None:
-        """Forget the masks learnt from earlier passes: the memo by stacks
-        (`glrmask_runtime.stack_memo`) and the combinations of rows (`matcher._combined`)."""
-        self.artifact.mask_memo.clear()
-        self.artifact.combined_masks.clear()
+        """Forget what earlier passes learnt (`Artifact.forget`: the memo by stacks, the combinations
+        of rows, the parser's remembered steps)."""
+        self.artifact.forget()
 
     def fill(self, state, bitmask: np.ndarray) -> None:
         state.fill_bitmask(bitmask, 0)

@@ -130,6 +130,14 @@ class Artifact:
         _prefault(self.rows)
         _LOADED[(self._abspath, self.fingerprint)] = self
 
+    def forget(self) -> None:
+        """Empty what masks and commits learnt on this artifact (the stack memo, row combinations,
+        the parser's remembered steps); masks stay the same, the next ones are computed afresh.
+        For benchmarks that replay the same input and want each pass to do the same work."""
+        self.mask_memo.clear()
+        self.combined_masks.clear()
+        self.recognizer.parser.forget_steps()
+
     def __reduce__(self) -> tuple[object, ...]:
         return _restore_artifact, (self._abspath, self.fingerprint)
 

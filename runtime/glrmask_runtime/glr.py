@@ -13,7 +13,9 @@ included) as a separate branch within `LINEAR_ACTIONS` exposed nodes, then merge
 meet; and the general step. Where no tops meet, all three give the same interned cells.
 Cells are interned per parser (`GLRParser.cell`): equal (state, parents) is one object, so equal
 stacks are the same cells wherever and whenever they were made, and what is computed from stacks
-(the matcher's masks, `StackMemo`) can be remembered by them.
+(the matcher's masks, `StackMemo`) can be remembered by them. So are the parser's own steps: what
+the single step cannot decide is remembered by (stacks, terminals), at most `MAX_STEPS` of them,
+and a step met again, in any request, is a dict probe.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from glrmask_runtime.tables import ACCEPT, REDUCE, SHIFT, LRTables, unpack_actio
 
 MAX_INTERNED = 1 << 16    # interned stack cells per parser (about 13 MB), the table emptied when full
 LINEAR_ACTIONS = 64       # reductions the linear step follows per terminal before the general step takes over
+MAX_STEPS = 1 << 14       # remembered steps per parser (about 3 MB), emptied when full
 
 
 class GSSNode:
@@ -63,6 +66,7 @@ class GLRParser:
         bottom = GSSNode(0, ())
         self._bottom = (bottom,)
         self._interned: dict[tuple[int, tuple[GSSNode, ...]], GSSNode] = {(0, ()): bottom}
+        self._steps: dict[tuple[tuple[GSSNode, ...], tuple[int, ...]], tuple[GSSNode, ...]] = {}
 
     def cell(self, state: int, parents: tuple[GSSNode, ...]) -> GSSNode:
         """The stack cell (state, parents): the same object for the same state over the same parent
@@ -88,8 +92,20 @@ class GLRParser:
             node = self._step_single(stacks[0], terminals[0], False)
             if node is not _FALLBACK:
                 return () if node is None else (node,)
+        key = (stacks, tuple(terminals))
+        known = self._steps.get(key)
+        if known is not None:
+            return known
         shifted = self._linear_shift(stacks, terminals)
-        return self._general_shift(stacks, terminals) if shifted is _FALLBACK else shifted
+        found = self._general_shift(stacks, terminals) if shifted is _FALLBACK else shifted
+        if len(self._steps) >= MAX_STEPS:
+            self._steps = {}          # a rebinding: dict operations stay atomic under concurrent matchers
+        self._steps[key] = found
+        return found
+
+    def forget_steps(self) -> None:
+        """Empty the remembered steps (benchmarks replaying the same input do, for the same work)."""
+        self._steps = {}
 
     def can_shift(self, stacks: tuple[GSSNode, ...], terminal: int) -> bool:
         """True iff some stack can reduce and then shift `terminal`."""

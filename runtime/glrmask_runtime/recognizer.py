@@ -30,6 +30,8 @@ class AnyRecognizer(Protocol):
     """What matchers use of a recognizer: `Recognizer` (states are `ParseState`s) or, for lark's
     contextual lexer, `ContextualRecognizer` (`ContextualState`s); states are opaque here."""
 
+    parser: GLRParser
+
     def initial(self) -> Any: ...
     def feed(self, state: Any, data: bytes) -> Any: ...
     def feed_admitted(self, state: Any, data: bytes,

@@ -205,6 +205,47 @@ def test_linear_step_leaves_long_branches_to_the_general_step(monkeypatch):
     assert reductions > 0
 
 
+@pytest.mark.parametrize("name", ["ambiguous", "nested_conflicts"])
+def test_remembered_steps_are_the_computed_ones(name):
+    """A step met again is answered from memory with the very cells computing it gives (and the
+    naive stacks); forgetting changes no answer."""
+    cfg = cfg_from_text(STRESS[name])
+    tables = build_lr_tables(as_normalized(cfg))
+    parser = GLRParser(tables)
+    hits = 0
+    for sentence in sentences_and_mutations(cfg, seed=5, n=20):
+        stacks, naive = parser.initial(), {(0,)}
+        for t in sentence[:8]:
+            first = parser.shift(stacks, [t])
+            remembered = (stacks, (t,)) in parser._steps      # else the single step decided it
+            again = parser.shift(stacks, (t,))
+            parser.forget_steps()
+            computed = parser.shift(stacks, [t])
+            hits += remembered and again is first
+            assert all(a is b for a, b in zip(again, first, strict=True))
+            assert all(a is b for a, b in zip(computed, first, strict=True))
+            stacks, naive = first, naive_step(tables, naive, t)
+            assert _paths(stacks) == naive
+            if not naive:
+                break
+    assert hits > 0
+
+
+def test_a_full_step_memory_is_emptied(monkeypatch):
+    cfg = cfg_from_text(STRESS["ambiguous"])
+    parser = GLRParser(build_lr_tables(as_normalized(cfg)))
+    monkeypatch.setattr(glr, "MAX_STEPS", 3)
+    sizes = []
+    for sentence in sentences_and_mutations(cfg, seed=8, n=20):
+        stacks = parser.initial()
+        for t in sentence[:8]:
+            stacks = parser.shift(stacks, [t])
+            sizes.append(len(parser._steps))
+            if not stacks:
+                break
+    assert max(sizes) == 3 and sizes.count(1) > 1
+
+
 def test_deterministic_chain_is_fast_path_node():
     cfg = cfg_from_text("s: s ; a | a\na: N")
     parser = GLRParser(build_lr_tables(as_normalized(cfg)))
