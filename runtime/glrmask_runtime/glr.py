@@ -30,7 +30,7 @@ from glrmask_runtime.tables import ACCEPT, REDUCE, SHIFT, LRTables, unpack_actio
 
 MAX_INTERNED = 1 << 16    # interned stack cells per parser (about 13 MB), the table emptied when full
 LINEAR_ACTIONS = 64       # reductions the linear step follows per terminal before the general step takes over
-MAX_STEPS = 1 << 14       # remembered steps per parser (about 3 MB), emptied when full
+MAX_STEPS = 1 << 14       # remembered steps per parser (about 4 MB besides the cells), emptied when full
 
 
 class GSSNode:
