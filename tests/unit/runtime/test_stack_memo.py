@@ -113,3 +113,15 @@ def test_equal_stacks_are_the_same_cells_however_they_were_reached(ambiguous):
     assert all(a is b for a, b in zip(whole.stacks, other.stacks, strict=True))
     assert paths(whole.stacks) == paths(fed(b"(", b"1+2", b")*").stacks)
     assert whole.stacks != fed(b"((1+2)*").stacks      # one more open parenthesis below
+
+
+def test_forget_empties_what_masks_and_commits_learnt(ambiguous):
+    """`Artifact.forget` empties the stack memo, the row combinations and the parser's remembered
+    steps; the masks computed afterwards are the same."""
+    art = ambiguous.artifact
+    before = _masks(ambiguous, 6)
+    assert len(art.mask_memo) and art.recognizer.parser._steps
+    art.forget()
+    assert not len(art.mask_memo) and not art.combined_masks and not art.recognizer.parser._steps
+    after = _masks(ambiguous, 6)
+    assert all(np.array_equal(a, b) for a, b in zip(before, after, strict=True))
