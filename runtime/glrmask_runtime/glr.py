@@ -215,7 +215,7 @@ class GLRParser:
                 top = self._merged_top(state, branches)
                 for target in shifts:
                     onto.setdefault(target, {})[id(top)] = top
-        return tuple(self.cell(target, tuple(parents.values())) for target, parents in sorted(onto.items()))
+        return self._new_tops(onto)
 
     def _merged_top(self, state: int, branches: list[tuple[GSSNode, bool]]) -> GSSNode:
         """One cell for the tops of `state` that several branches reached (a reduced top's only parent
@@ -231,18 +231,21 @@ class GLRParser:
 
     def _general_shift(self, stacks: tuple[GSSNode, ...], terminals: Sequence[int]) -> tuple[GSSNode, ...]:
         """Tomita's step: tops of one state merged per terminal, new tops merged by state."""
-        shifted: dict[int, dict[int, GSSNode]] = {}
+        onto: dict[int, dict[int, GSSNode]] = {}
+        cells, n_t = self._cells, self.n_terminals
         for t in terminals:
-            entries = self._reduce_all(stacks, t)
-            cells = self._cells
-            for state, entry in entries.items():
-                cell = cells[state * self.n_terminals + t]
+            for state, entry in self._reduce_all(stacks, t).items():
+                cell = cells[state * n_t + t]
                 if cell is None or not cell[0]:
                     continue
                 frozen = entry.freeze(state, self.cell)
                 for target in cell[0]:
-                    shifted.setdefault(target, {})[id(frozen)] = frozen
-        return tuple(self.cell(target, tuple(parents.values())) for target, parents in sorted(shifted.items()))
+                    onto.setdefault(target, {})[id(frozen)] = frozen
+        return self._new_tops(onto)
+
+    def _new_tops(self, onto: dict[int, dict[int, GSSNode]]) -> tuple[GSSNode, ...]:
+        """The shifted cells: per target state, one cell over the tops shifted onto it, by state."""
+        return tuple(self.cell(target, tuple(parents.values())) for target, parents in sorted(onto.items()))
 
     def _reduce_all(self, stacks: tuple[GSSNode, ...], t: int) -> dict[int, _Entry]:
         """Unfreeze the tops into entries (one per state) and run every reduction on lookahead t."""

@@ -80,9 +80,11 @@ def test_late_edge_is_reduced_through(name):
         stacks, naive = parser.initial(), {(0,)}
         for _ in range(rng.randrange(1, 9)):
             t = rng.randrange(tables.end_terminal)
-            # feeding the same GSS in any order (and duplicated) must give the same stacks
+            # feeding the same GSS in any order (and duplicated) must give the same stacks, through
+            # every tier and through the general step alone (the linear tier decides most of these)
             reordered = tuple(reversed(stacks)) + stacks
             assert _paths(parser.shift(reordered, [t])) == naive_step(tables, naive, t)
+            assert _paths(parser._general_shift(reordered, [t])) == naive_step(tables, naive, t)
             stacks, naive = parser.shift(stacks, [t]), naive_step(tables, naive, t)
             assert _paths(stacks) == naive
             if not naive:
@@ -118,9 +120,10 @@ def test_queries_agree_with_shift(name):
             if parser.accepts_end(stacks):
                 expected.append(tables.end_terminal)
             assert parser.expected_terminals(stacks) == expected
-            # the general path (forced by a duplicate top) agrees with the linear step
+            # a duplicated top, and the general step alone, give the same stacks
             both = parser.shift(stacks, [t])
             assert _paths(parser.shift(stacks + stacks, [t])) == _paths(both)
+            assert _paths(parser._general_shift(stacks + stacks, [t])) == _paths(both)
             stacks = both
             if not stacks:
                 break
