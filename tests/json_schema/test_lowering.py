@@ -5,9 +5,11 @@ instances jsonschema accepts; unsupported keywords are one-line errors with thei
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import random
+import re
 
 import jsonschema
 import pytest
@@ -21,6 +23,7 @@ from glrmask_cli.cli import cli
 from glrmask_cli.json_schema import SchemaUnsupported
 from glrmask_cli.report import mask_cost
 from glrmask_cli.schema_numbers import integer_range, number_range
+from glrmask_cli.schema_pattern import content_regexp
 from tests.support.masks import assert_masks_equal
 
 PERSON = {
@@ -235,6 +238,24 @@ def test_patterns_get_jsonschemas_verdict_on_every_short_string(pattern, tmp_pat
             text = "".join(chars)
             expected = validator.is_valid(text) and not any(c in text for c in '"\\\n')
             assert check.check_bytes(json.dumps(text, ensure_ascii=False).encode()).ok == expected, (pattern, text)
+
+
+@pytest.mark.parametrize("category", [r"\d", r"\w", r"\s", r"\D", r"\W", r"\S"])
+def test_pattern_classes_hold_the_code_points_pythons_re_puts_in_them(category):
+    """The content regexp of `^C$` for \\d, \\w, \\s and their complements matches the same code
+    points as Python's `re` does with the class, over every code point JSON writes unescaped (runs
+    of each found by `re` scanning a string of them all; the escaped ones: the short-string test)."""
+    plain = _unescaped_code_points()
+    ours = [match.span() for match in re.finditer(f"(?:{content_regexp(f'^{category}$')})+", plain)]
+    theirs = [match.span() for match in re.finditer(f"{category}+", plain)]
+    assert ours == theirs, category
+
+
+@functools.cache
+def _unescaped_code_points() -> str:
+    """Every code point JSON writes unescaped, in order."""
+    return "".join(chr(code) for code in range(0x20, 0x110000)
+                   if chr(code) not in '"\\' and not 0xD800 <= code <= 0xDFFF)
 
 
 @pytest.mark.parametrize("schema, pointer", [
