@@ -191,6 +191,7 @@ def main(argv: list[str] | None = None) -> int:
         info = report.machine()
         results = [run_workload(name, tokenizers, engines, args, info) for name in workloads]
         stages = run_stages(args.stage)
+        info["speed_after"] = report.speed()
     except BenchError as e:
         print(f"bench: {e}", file=sys.stderr)
         return 1

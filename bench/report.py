@@ -13,7 +13,10 @@ import json
 import os
 import platform
 import time
+import timeit
 from pathlib import Path
+
+import numpy as np
 
 from bench.stats import ratio
 from glrmask_cli.output import write_output
@@ -63,7 +66,34 @@ def machine() -> dict:
     except OSError:
         pass
     return {"cpu": model, "cores": os.cpu_count(), "platform": platform.platform(),
-            "python": platform.python_version(), "date": time.strftime("%Y-%m-%d %H:%M:%S %Z")}
+            "python": platform.python_version(), "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+            "speed_before": speed()}
+
+
+def speed() -> dict:
+    """How fast this machine runs now (a shared one has slow phases that move every figure): `loop_us`,
+    one `sum(range(100))` in Python, the best of 5; `row_or_us`, OR-ing one 12.5 KB row (cl100k's mask
+    width) of a 100 MB array into another, rows read from memory, not cache (the median of 320)."""
+    loop = min(timeit.repeat("sum(range(100))", number=20_000, repeat=5)) / 20_000 * 1e6
+    pool = np.ones((8192, 3125), dtype=np.uint32)          # written, so its pages are real
+    rows = np.random.default_rng(0).permutation(4096)[:320].tolist()   # the first half: evicted since
+    into = np.zeros(3125, dtype=np.uint32)
+    clock, times = time.perf_counter_ns, []
+    for row in rows:
+        began = clock()
+        np.bitwise_or(into, pool[row], out=into)
+        times.append(clock() - began)
+    return {"loop_us": round(loop, 3), "row_or_us": round(float(np.median(times)) / 1e3, 3)}
+
+
+def speed_line(info: dict) -> str | None:
+    """The machine's speed at the start and at the end of the run, for the report's header."""
+    parts = [(label, info[key]) for label, key in (("start", "speed_before"), ("end", "speed_after")) if key in info]
+    if not parts:
+        return None
+    return ("machine speed (lower is faster): " + "; ".join(
+        f"at the {label} a Python loop (sum(range(100))) {s['loop_us']:.2f} us, a 12.5 KB row OR from memory "
+        f"{s['row_or_us']:.2f} us" for label, s in parts))
 
 
 def _get(entry: dict, path: tuple[str, ...]) -> float | str | None:
@@ -123,6 +153,7 @@ def render(results: list[dict], info: dict) -> str:
     replays = max((e.get("replays", 1) for r in results for engines in r["runs"].values()
                    for e in engines.values()), default=1)
     out = [f"GLRMask benchmark, {info['date']}: {info['cpu']}, {info['cores']} cores, Python {info['python']}",
+           *filter(None, [speed_line(info)]),
            "latencies in us per step (packed int32 bitmask fill; mask() bool separately for GLRMask); "
            "xR = R times GLRMask's value",
            "", "single pass (the first timed pass; every sample, noise included):",

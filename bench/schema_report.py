@@ -86,7 +86,7 @@ def _slowest(where: str, entry: dict, replays: int) -> list[str]:
 def render(results: list[dict], info: dict) -> str:
     """The whole maskbench report (one block per result: tables, then notes)."""
     out = [f"GLRMask JSON Schema benchmark (maskbench), {info['date']}: {info['cpu']}, {info['cores']} cores, "
-           f"Python {info['python']}"]
+           f"Python {info['python']}", *filter(None, [report.speed_line(info)])]
     for result in results:
         if "skipped" in result:
             out.append(f"{result['workload']}: skipped: {result['skipped']}")

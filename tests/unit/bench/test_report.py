@@ -88,3 +88,14 @@ def test_slowest_steps_ranks_documents_by_their_worst_step() -> None:
     assert worst["commit"] == [{"us": 0.8, "doc": "c", "step": 0, "token": 5},
                                {"us": 0.5, "doc": "a", "step": 2, "token": 77}]
     assert worst["mask_min"] == [] and worst["commit_min"] == []     # no replay minimum in these verdicts
+
+
+def test_the_header_says_how_fast_the_machine_ran_at_the_start_and_the_end() -> None:
+    info = report.machine()
+    measured = info["speed_before"]
+    assert measured["loop_us"] > 0 and measured["row_or_us"] > 0
+    info["speed_after"] = {"loop_us": 2.5, "row_or_us": 4.25}
+    header = report.render(results(), info).splitlines()[1]
+    assert header.startswith("machine speed")
+    assert f"at the start a Python loop (sum(range(100))) {measured['loop_us']:.2f} us" in header
+    assert "at the end a Python loop (sum(range(100))) 2.50 us, a 12.5 KB row OR from memory 4.25 us" in header
