@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 PYTEST := $(PY) -m pytest
+# pytest-xdist worker processes for `make test` and `make test-full` (1: run in pytest's own process)
+TEST_WORKERS ?= 2
 
 .PHONY: setup test test-full test-integration lint bench artifacts exactness exactness-quick clean
 
@@ -15,10 +17,10 @@ $(VENV)/.installed: pyproject.toml runtime/pyproject.toml
 	touch $@
 
 test: setup
-	$(PYTEST) -q
+	$(PYTEST) -q $(if $(filter-out 1,$(TEST_WORKERS)),-n $(TEST_WORKERS))
 
 test-full: setup
-	$(PYTEST) -q -m 'not integration'
+	$(PYTEST) -q -m 'not integration' $(if $(filter-out 1,$(TEST_WORKERS)),-n $(TEST_WORKERS))
 
 test-integration: setup
 	$(PY) -m pip install --quiet -e '.[integration]'

@@ -240,8 +240,18 @@ def package_dir(requirement: str, inner_dir: str, sdist: bool = False) -> Path:
             out.write_bytes(data)
         if not staging.is_dir():
             raise DataError(f"{archive.name}: no folder {inner_dir}")
-        os.replace(staging, target)
+        _move_into_place(staging, target)
     return target
+
+
+def _move_into_place(staging: Path, target: Path) -> None:
+    """Rename an extracted folder to `target`, unless another process (a second test worker on the
+    same cache) put the same extraction there first."""
+    try:
+        os.replace(staging, target)
+    except OSError:
+        if not target.is_dir():
+            raise
 
 
 def _members(archive: Path, prefix: str):
@@ -373,7 +383,7 @@ def debian_files(pin: PinnedDeb, name: str, select) -> Path:
             count += 1
         if count == 0:
             raise DataError(f"{pin.filename}: no files selected for {name}")
-        os.replace(staging, target)
+        _move_into_place(staging, target)
     return target
 
 
