@@ -234,7 +234,7 @@ _row_weights = np.zeros(0, dtype=np.uint64)     # odd 64-bit multipliers, one pe
 _HASH_COLUMNS = 1024
 
 
-def _weights(n: int) -> np.ndarray:
+def hash_weights(n: int) -> np.ndarray:
     global _row_weights
     if len(_row_weights) < n:
         _row_weights = np.random.default_rng(0).integers(1, 2**63, size=max(n, 256), dtype=np.uint64) | np.uint64(1)
@@ -245,7 +245,7 @@ def row_classes(rows: np.ndarray) -> np.ndarray:
     """Per row of a 2-D integer array, a class number (0..k-1): equal rows, equal numbers. Rows are
     grouped by a 64-bit hash and checked against their group's first row; a collision (never seen)
     falls back to sorting the rows themselves, so the result is always exact."""
-    weights = _weights(rows.shape[1])
+    weights = hash_weights(rows.shape[1])
     if rows.dtype == np.int64:          # the same bits as unsigned: the product wraps as the sum below
         hashes = np.einsum("ij,j->i", rows.view(np.uint64), weights)
     else:

@@ -23,6 +23,7 @@ from glrmask_cli.lexer.dfa import (
     START,
     ByteDFA,
     determinize,
+    hash_weights,
     literal_dfa,
     minimize,
     moore_partition,
@@ -161,6 +162,18 @@ class _Components:
         return self.real + self.retyped
 
 
+def _group_keys(flat: list[int], offsets: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Keys flat[offsets[i]:offsets[i + 1]] grouped by content: (each group's first key, each key's
+    group), groups numbered by their first key."""
+    index: dict[tuple[int, ...], int] = {}
+    group = [index.setdefault(tuple(flat[offsets[i]:offsets[i + 1]]), len(index)) for i in range(len(offsets) - 1)]
+    numbered = np.asarray(group, np.int64)
+    return np.unique(numbered, return_index=True)[1], numbered
+
+
+_STEP_CELLS = 1 << 20     # _Combined.determinize: members x classes stepped at once (a few MB per array)
+
+
 class _Combined:
     def __init__(self, components: _Components, dfas: list[ByteDFA], max_states: int):
         self.components = components
@@ -186,50 +199,89 @@ class _Combined:
         self.class_close = self.union_close[:, reps]
         self.sets: dict[tuple[int, ...], int] = {(): 0}
 
-    def _successors(self, ids: np.ndarray) -> np.ndarray:
-        """Next union ids per byte class (-1: gone). A terminal that matches the lexeme so far cuts
-        every terminal after it in lark's order; a retype DFA goes when no regexp it serves is left."""
+    def _successors(self, ids: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+        """Next union ids per byte class (-1: gone) of the members `ids` of several states, state k's
+        being ids[bounds[k]:bounds[k + 1]]. A terminal that matches the lexeme so far cuts every
+        terminal after it in lark's order; a retype DFA goes when no regexp it serves is left."""
+        state_of = np.repeat(np.arange(len(bounds) - 1), np.diff(bounds))
         step = self.class_trans[ids]
         rank = self.rank[ids]
         accepting = self.class_close[ids] & self.is_real[ids][:, None]
-        first = np.where(accepting, rank[:, None], np.iinfo(np.int64).max).min(axis=0)
-        step = np.where(rank[:, None] <= first[None, :], step, -1)
-        retype = ~self.is_real[ids]
-        if retype.any():
-            real_rows, retype_rows = np.nonzero(~retype)[0], np.nonzero(retype)[0]
-            link = self.serves[self.retype_index[ids[retype_rows]]][:, self.owner[ids[real_rows]]]
-            served = (link @ (step[real_rows] >= 0).astype(np.int32)) > 0
-            step[retype_rows] = np.where(served, step[retype_rows], -1)
+        first = np.minimum.reduceat(np.where(accepting, rank[:, None], np.iinfo(np.int64).max), bounds[:-1], axis=0)
+        step = np.where(rank[:, None] <= first[state_of], step, -1)
+        retype = np.flatnonzero(~self.is_real[ids])
+        if len(retype):
+            # each retype member against the real members of its state (pairs by block)
+            width = np.diff(bounds)[state_of[retype]]
+            pair_retype = np.repeat(np.arange(len(retype)), width)
+            pair_real = np.repeat(bounds[state_of[retype]], width) + (np.arange(int(width.sum())) -
+                                                                      np.repeat(np.cumsum(width) - width, width))
+            linked = self.is_real[ids[pair_real]]
+            linked[linked] = self.serves[self.retype_index[ids[retype[pair_retype[linked]]]],
+                                         self.owner[ids[pair_real[linked]]]] > 0
+            served = np.zeros((len(retype), step.shape[1]), bool)
+            np.logical_or.at(served, pair_retype[linked], step[pair_real[linked]] >= 0)
+            step[retype] = np.where(served, step[retype], -1)
         return step
 
     def determinize(self):
-        """Subset construction over the union (deterministic parts: a state = tuple of ids)."""
+        """Subset construction over the union (deterministic parts: a state = tuple of ids), stepping
+        a batch of the states not yet stepped at a time (`_STEP_CELLS` members x classes): each
+        (state, class) successor is the subsequence of the members' next ids that live, found by a
+        hash of it (checked member by member) and numbered in (state, class) order, as a
+        state-by-state construction numbers it."""
         # START is not a key: bytes that lead back to the same members (an optional prefix every
         # terminal loops on) reach a state of their own, with a lexeme open
         keys: dict[tuple[int, ...], int] = {(): DEAD}
         states: list[tuple[int, ...]] = [(), self.starts]
-        rows = [np.zeros(self.n_classes, np.int64)]
-        i = START
-        while i < len(states):
-            step = self._successors(np.array(states[i], np.int64))
-            row: list[int] = []
-            seen: dict[tuple[int, ...], int] = {}      # classes whose columns are equal step alike
-            for col in map(tuple, step.T.tolist()):
-                sid = seen.get(col)
+        rows = [np.zeros((1, self.n_classes), np.int64)]
+        weights = hash_weights(len(self.starts) + 1)
+        lo = START
+        while lo < len(states):
+            lengths = np.fromiter(map(len, states[lo:]), np.int64, count=len(states) - lo)
+            fit = int(np.searchsorted(np.cumsum(lengths) * self.n_classes, _STEP_CELLS, side="right"))
+            batch = states[lo:lo + max(fit, 1)]
+            lengths = lengths[:len(batch)]
+            bounds = np.concatenate([[0], np.cumsum(lengths)])
+            ids = np.fromiter(itertools.chain.from_iterable(batch), np.int64, count=int(bounds[-1]))
+            step = self._successors(ids, bounds)                    # (members, classes)
+            alive = step >= 0
+            # position of each live next id in its successor's key: live ones before it in its state
+            before: np.ndarray = np.cumsum(alive, axis=0) - alive
+            position: np.ndarray = before - np.repeat(before[bounds[:-1]], lengths, axis=0)
+            contribution = np.where(alive, (step.astype(np.uint64) + np.uint64(1)) * weights[position], np.uint64(0))
+            hashes = np.add.reduceat(contribution, bounds[:-1], axis=0).ravel()    # (state, class) row-major
+            sizes = np.add.reduceat(alive.astype(np.int64), bounds[:-1], axis=0).ravel()
+            hashes = hashes * weights[-1] + sizes.astype(np.uint64)
+            _, first, group = np.unique(hashes, return_index=True, return_inverse=True)
+            group = group.ravel()
+            # each successor's key, flat in (state, class) order, and checked against its group's first
+            n_classes = step.shape[1]
+            member, column = np.nonzero(alive)
+            pair = np.repeat(np.arange(len(batch)), lengths)[member] * n_classes + column
+            order = np.argsort(pair, kind="stable")         # by pair, then member: key order
+            values = step[member, column][order]
+            offsets = np.concatenate([[0], np.cumsum(sizes)])
+            rep = first[group]
+            flat, key_at = values.tolist(), offsets.tolist()
+            if not ((sizes[rep] == sizes).all() and
+                    (values[offsets[rep[pair[order]]] + position[member, column][order]] == values).all()):
+                first, group = _group_keys(flat, key_at)      # a hash collision (never seen)
+            sid_of_group = np.empty(len(first), np.int64)
+            for g in np.argsort(first, kind="stable").tolist():
+                at = int(first[g])
+                key = tuple(flat[key_at[at]:key_at[at + 1]])
+                sid = keys.get(key)
                 if sid is None:
-                    key = tuple(u for u in col if u >= 0)
-                    sid = keys.get(key)
-                    if sid is None:
-                        sid = keys[key] = len(states)
-                        states.append(key)
-                        if len(states) > self.max_states:
-                            raise LimitExceeded("max_lexer_states", self.max_states, "lexer (combined DFA)",
-                                                "simplify or split the terminals")
-                    seen[col] = sid
-                row.append(sid)
-            rows.append(np.array(row, np.int64))
-            i += 1
-        return np.array(rows)[:, self.class_of], states
+                    sid = keys[key] = len(states)
+                    states.append(key)
+                    if len(states) > self.max_states:
+                        raise LimitExceeded("max_lexer_states", self.max_states, "lexer (combined DFA)",
+                                            "simplify or split the terminals")
+                sid_of_group[g] = sid
+            rows.append(sid_of_group[group].reshape(len(batch), n_classes))
+            lo += len(batch)
+        return np.concatenate(rows)[:, self.class_of], states
 
     def set_id(self, terms) -> int:
         key = tuple(sorted(terms))
@@ -307,25 +359,31 @@ class _Combined:
 
     def viable_labels(self, trans: np.ndarray, close_sets: np.ndarray) -> np.ndarray:
         """Per state, the terminals an open lexeme there can still close as (set ids): its own closes
-        (on a byte that cannot extend it, or at the end) and those of every state it can reach."""
-        by_id = {v: k for k, v in self.sets.items()}
+        (on a byte that cannot extend it, or at the end) and those of every state it can reach. The
+        (state, set) and (state, successor) pairs are found with numpy; the reachability closure
+        runs over them as Python int bitsets."""
         n = trans.shape[0]
         ends = np.concatenate([trans == DEAD, np.ones((n, 1), bool)], axis=1)
-        own = [0] * n
-        for s in range(1, n):
-            for set_id in np.unique(close_sets[s][ends[s]]).tolist():
-                for t in by_id[set_id]:
-                    own[s] |= 1 << t
-        successors = [sorted(set(trans[s].tolist()) - {DEAD, s}) for s in range(n)]
-        predecessors: list[list[int]] = [[] for _ in range(n)]
-        for s in range(n):
-            for t in successors[s]:
-                predecessors[t].append(s)
-        bits = list(own)
+        ends[DEAD] = False
+        state, column = np.nonzero(ends)
+        closed = close_sets[state, column].astype(np.int64)
+        n_sets = len(self.sets)
+        pairs = np.unique(state[closed != 0].astype(np.int64) * n_sets + closed[closed != 0])
+        set_bits = [sum(1 << t for t in terms) for terms, _ in sorted(self.sets.items(), key=lambda kv: kv[1])]
+        bits = [0] * n
+        for s, set_id in zip((pairs // n_sets).tolist(), (pairs % n_sets).tolist()):
+            bits[s] |= set_bits[set_id]
+        columns = trans[:, np.unique(row_classes(trans.T), return_index=True)[1]]   # bytes stepping alike once
+        source = np.repeat(np.arange(n, dtype=np.int64), columns.shape[1])
+        target = columns.astype(np.int64).ravel()
+        step = (target != DEAD) & (target != source) & (source != DEAD)
+        edges = np.unique(target[step] * n + source[step])             # (successor, predecessor)
+        offsets = np.searchsorted(edges // n, np.arange(n + 1)).tolist()
+        predecessors = (edges % n).tolist()
         todo = list(range(n))
         while todo:
             t = todo.pop()
-            for s in predecessors[t]:
+            for s in predecessors[offsets[t]:offsets[t + 1]]:
                 merged = bits[s] | bits[t]
                 if merged != bits[s]:
                     bits[s] = merged

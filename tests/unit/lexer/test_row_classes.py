@@ -25,7 +25,7 @@ def test_equal_rows_share_a_class_and_only_they(n_rows, n_cols, n_values, seed):
 
 
 def test_colliding_hashes_fall_back_to_exact_grouping(monkeypatch):
-    monkeypatch.setattr(dfa, "_weights", lambda n: np.zeros(n, dtype=np.uint64))   # every row hashes to 0
+    monkeypatch.setattr(dfa, "hash_weights", lambda n: np.zeros(n, dtype=np.uint64))   # every row hashes to 0
     rows = np.array([[1, 2], [2, 1], [1, 2], [0, 0]])
     assert same_partition(row_classes(rows), rows)
 
