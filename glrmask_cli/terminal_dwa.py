@@ -294,9 +294,10 @@ class _Block:
 
 @dataclass(frozen=True)
 class _Rests:
-    """Every class representative's bytes after the first: `matrix[c, :lengths[c]]` (zero-padded)."""
+    """Every class representative's bytes after the first, by position: `columns[i, c]` is byte i + 1
+    of class c, for i < lengths[c] (zero-padded; a row per position, so a scan step reads one row)."""
 
-    matrix: np.ndarray
+    columns: np.ndarray
     lengths: np.ndarray
 
 
@@ -306,16 +307,16 @@ def _first_byte_blocks(vocab: Vocabulary, representatives: np.ndarray) -> tuple[
     starts = vocab.token_offsets[representatives]
     first = vocab.token_data[starts]
     rest = vocab.token_lengths[representatives].astype(np.int64) - 1
-    matrix = np.zeros((len(representatives), int(rest.max(initial=0))), dtype=np.uint8)
+    columns = np.zeros((int(rest.max(initial=0)), len(representatives)), dtype=np.uint8)
     rows = np.repeat(np.arange(len(representatives)), rest)
     cols = np.arange(int(rest.sum())) - np.repeat(np.cumsum(rest) - rest, rest)
-    matrix[rows, cols] = vocab.token_data[np.repeat(starts + 1, rest) + cols]
+    columns[cols, rows] = vocab.token_data[np.repeat(starts + 1, rest) + cols]
     bounds = np.concatenate([[0], np.flatnonzero(np.diff(first)) + 1, [len(representatives)]]).tolist()
     blocks = []
     for lo, hi in zip(bounds, bounds[1:]):
         assert (np.diff(rest[lo:hi]) <= 0).all(), "token_classes numbers each block longest first"
         blocks.append(_Block(int(first[lo]), lo, hi))
-    return blocks, _Rests(matrix, rest)
+    return blocks, _Rests(columns, rest)
 
 
 _SCAN_BRANCHES = 1 << 18     # (reached state, class) pairs one scan covers: a few MB per array
@@ -323,7 +324,7 @@ _SCAN_BRANCHES = 1 << 18     # (reached state, class) pairs one scan covers: a f
 
 def _scan(lexer: LexerTables, contexts: LexerContexts, states: np.ndarray, rows: np.ndarray, rests: _Rests,
           trie: _TrieBuilder) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Scan branch i, the bytes `rests.matrix[rows[i]]`, from lexer state `states[i]`, all at once:
+    """Scan branch i, the rest of class `rows[i]` (`_Rests`), from lexer state `states[i]`, all at once:
     per branch, its index i, the trie node of the lexemes it closed and its open state (DEAD if
     dead). A branch whose lexeme hands over to several contexts forks: one copy per context
     (appended, with the same index). Only branches still alive with bytes left are stepped (from most
@@ -332,23 +333,26 @@ def _scan(lexer: LexerTables, contexts: LexerContexts, states: np.ndarray, rows:
     lengths = rests.lengths[rows]
     states = states.astype(np.int32)
     nodes = np.zeros(len(keys), dtype=np.int32)
-    matrix, transitions, close_sets, restart = rests.matrix, lexer.transitions, lexer.close_sets, contexts.restart
+    columns, restart = rests.columns, contexts.restart
+    transitions = lexer.transitions.ravel()         # flat takes: cheaper than 2-D fancy indexing
+    close_sets = lexer.close_sets.ravel()
+    width, close_width = lexer.transitions.shape[1], lexer.close_sets.shape[1]
     single = np.asarray([ids[0] if len(ids) == 1 else -1 for ids in contexts.next_starts] or [-1])
     ignored_only = trie.ignored_only
     live = np.flatnonzero((lengths > 0) & (states != DEAD))     # increasing: copies are appended
     column = 0
     while len(live):
         cur = states[live]
-        byte = matrix[rows[live], column]
-        nxt = transitions[cur, byte]
+        byte = columns[column].take(rows[live])
+        nxt = transitions.take(cur * width + byte)
         closing = np.flatnonzero(nxt == DEAD)
         copies = np.zeros(0, dtype=np.int64)
         if len(closing):
-            accepted = close_sets[cur[closing], byte[closing]]
+            accepted = close_sets.take(cur[closing] * close_width + byte[closing])
             ignored = ignored_only[accepted] & (accepted != 0)
             hand_over = np.where(ignored, restart[cur[closing]], single[accepted])
             forks = np.flatnonzero((accepted != 0) & (hand_over < 0))
-            restart_state = transitions[np.maximum(hand_over, 0), byte[closing]]
+            restart_state = transitions.take(np.maximum(hand_over, 0) * width + byte[closing])
             ok = (accepted != 0) & (hand_over >= 0) & (restart_state != DEAD)
             good = closing[ok]
             nodes[live[good]] = trie.extend(nodes[live[good]], accepted[ok], hand_over[ok])
@@ -360,7 +364,7 @@ def _scan(lexer: LexerTables, contexts: LexerContexts, states: np.ndarray, rows:
                 first = np.repeat(offsets[accepted[forks]] - (np.cumsum(counts) - counts), counts)
                 to = flat_starts[first + np.arange(len(which))]
                 branch = live[closing[which]]
-                after = transitions[to, byte[closing[which]]]
+                after = transitions.take(to * width + byte[closing[which]])
                 alive = after != DEAD
                 new_nodes = trie.extend(nodes[branch[alive]], accepted[which[alive]], to[alive])
                 keys = np.concatenate([keys, keys[branch[alive]]])

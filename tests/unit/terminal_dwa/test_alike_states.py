@@ -24,10 +24,10 @@ def test_states_of_one_group_scan_alike(tmp_path, width):
     contexts = basic_contexts(lexer)
     group = _alike_for(lexer, contexts, {width})[width]
     texts = [bytes(t) for n in range(width, 0, -1) for t in itertools.product(b'a\\u0," ', repeat=n)]
-    matrix = np.zeros((len(texts), width), dtype=np.uint8)
-    for row, text in enumerate(texts):
-        matrix[row, :len(text)] = list(text)
-    rests = _Rests(matrix, np.asarray([len(t) for t in texts]))
+    columns = np.zeros((width, len(texts)), dtype=np.uint8)     # byte i of text c at [i, c]
+    for c, text in enumerate(texts):
+        columns[:len(text), c] = list(text)
+    rests = _Rests(columns, np.asarray([len(t) for t in texts]))
     trie = _TrieBuilder(lexer.n_term_sets, lexer.n_states, _ignored_only(lexer))
     scans = {}
     for state in range(1, lexer.n_states):
