@@ -26,11 +26,12 @@ from typing import Final, Literal
 
 import numpy as np
 
+from glrmask_runtime import bounded
 from glrmask_runtime.tables import ACCEPT, REDUCE, SHIFT, LRTables, unpack_action
 
-MAX_INTERNED = 1 << 16    # interned stack cells per parser (about 13 MB), the table emptied when full
+MAX_INTERNED = 1 << 16    # interned stack cells per parser (about 13 MB), the oldest evicted past it
 LINEAR_ACTIONS = 64       # reductions the linear step follows per terminal before the general step takes over
-MAX_STEPS = 1 << 14       # remembered steps per parser (about 4 MB besides the cells), emptied when full
+MAX_STEPS = 1 << 14       # remembered steps per parser (about 4 MB besides the cells), the oldest evicted past it
 
 
 class GSSNode:
@@ -70,14 +71,13 @@ class GLRParser:
 
     def cell(self, state: int, parents: tuple[GSSNode, ...]) -> GSSNode:
         """The stack cell (state, parents): the same object for the same state over the same parent
-        cells (at most `MAX_INTERNED` kept; past that the table starts afresh, which only makes
-        equal stacks made later distinct objects)."""
+        cells (at most `MAX_INTERNED` kept, `bounded.put`; an evicted cell only makes equal stacks
+        made later distinct objects)."""
         key = (state, parents)
         found = self._interned.get(key)
         if found is None:
-            if len(self._interned) >= MAX_INTERNED:
-                self._interned = {(0, ()): self._bottom[0]}
-            found = self._interned[key] = GSSNode(state, parents)
+            found = GSSNode(state, parents)
+            bounded.put(self._interned, key, found, MAX_INTERNED)
         return found
 
     # ---- public API -----------------------------------------------------------------------------
@@ -98,9 +98,7 @@ class GLRParser:
             return known
         shifted = self._linear_shift(stacks, terminals)
         found = self._general_shift(stacks, terminals) if shifted is _FALLBACK else shifted
-        if len(self._steps) >= MAX_STEPS:
-            self._steps = {}          # a rebinding: dict operations stay atomic under concurrent matchers
-        self._steps[key] = found
+        bounded.put(self._steps, key, found, MAX_STEPS)
         return found
 
     def forget_steps(self) -> None:

@@ -10,11 +10,12 @@ byte (or `close`), because its accept set may depend on that byte.
 
 from __future__ import annotations
 
+from glrmask_runtime import bounded
 from glrmask_runtime.errors import InputRejected
 from glrmask_runtime.lazy import table_rows
 from glrmask_runtime.tables import DEAD, END_OF_INPUT, START, LexerTables
 
-_MAX_RUNS = 1 << 14   # Scanner.extend's results kept (a few MB at most), emptied when full
+_MAX_RUNS = 1 << 14   # Scanner.extend's results kept (a few MB at most), the oldest evicted past it
 _MAX_RUN_BYTES = 256  # inputs longer than a token (whole documents) are walked, not kept
 
 
@@ -47,9 +48,8 @@ class Scanner:
             pos += 1
         if key is None:
             return state, pos
-        if len(self._runs) >= _MAX_RUNS:
-            self._runs.clear()
-        found = self._runs[key] = (state, pos)
+        found = (state, pos)
+        bounded.put(self._runs, key, found, _MAX_RUNS)
         return found
 
     def scan(self, state: int, data: bytes) -> tuple[list[int], int]:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
+from glrmask_runtime import bounded
 from glrmask_runtime.bitmask import NATIVE_INT32, bitmask_array
 from glrmask_runtime.contextual import ContextualState
 from glrmask_runtime.errors import InputRejected, TokenRejected
@@ -525,9 +526,7 @@ def _combined(art: Artifact, rows: tuple[int, ...],
         for closing_tokens, after in closes:
             mask |= pool[closing_tokens] & _union(pool, after)
         mask.flags.writeable = False
-        if len(cache) >= COMBINED_MASKS:
-            cache.clear()          # dict operations stay atomic under concurrent matchers
-        cache[key] = mask
+        bounded.put(cache, key, mask, COMBINED_MASKS)
     return mask
 
 

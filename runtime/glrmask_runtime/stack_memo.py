@@ -12,7 +12,7 @@ pairs (x cl100k) and 75% of sql.lark's had been seen before, in an earlier step 
 and 80% of their stacks.
 
 One memo per artifact (`Artifact.mask_memo`), shared by its matchers; at most `limit` sets of stacks
-(default `MEMO_STACKS`), emptied when full; `limit = 0` turns it off. `clear` empties it (the
+(default `MEMO_STACKS`), the oldest evicted past it (`bounded.put`); `limit = 0` turns it off. `clear` empties it (the
 benchmark does before each pass, so that every pass does the same work).
 """
 
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from glrmask_runtime import bounded
 from glrmask_runtime.glr import GSSNode
 
 MEMO_STACKS = 16_384      # about 1 KB each (walks, closes, keys); the cells are shared
@@ -46,6 +47,4 @@ class StackMemo:
         """Remember `value` for these stacks (nothing when `limit` is 0)."""
         if not self.limit:
             return
-        if len(self._kept) >= self.limit:
-            self._kept = {}           # a rebinding: matchers holding what it kept are unaffected
-        self._kept[stacks] = value
+        bounded.put(self._kept, stacks, value, self.limit)

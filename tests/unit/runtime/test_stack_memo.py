@@ -19,13 +19,14 @@ def paths(stacks: tuple[GSSNode, ...]) -> list[tuple[int, ...]]:
     return sorted(iter_paths(stacks))
 
 
-def test_a_full_memo_is_emptied_and_limit_zero_keeps_nothing():
+def test_a_full_memo_keeps_the_newest_and_limit_zero_keeps_nothing():
     memo = StackMemo(limit=3)
     stacks = [(GSSNode(s),) for s in range(10)]
     for k, s in enumerate(stacks):
         memo.keep(s, k)
-        assert len(memo) <= 3
-    assert memo.get(stacks[-1]) == 9 and memo.get((GSSNode(9),)) is None     # by the cells themselves
+        assert len(memo) == min(k + 1, 3)
+    assert [memo.get(s) for s in stacks] == [None] * 7 + [7, 8, 9]      # the oldest evicted one by one
+    assert memo.get((GSSNode(9),)) is None     # by the cells themselves
     memo.clear()
     assert len(memo) == 0 and memo.get(stacks[-1]) is None
     memo.limit = 0
