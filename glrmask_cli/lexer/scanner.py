@@ -238,9 +238,10 @@ class _Combined:
         weights = hash_weights(len(self.starts) + 1)
         lo = START
         while lo < len(states):
-            lengths = np.fromiter(map(len, states[lo:]), np.int64, count=len(states) - lo)
+            ahead = states[lo:lo + _STEP_CELLS // self.n_classes + 1]   # a state has a member at least
+            lengths = np.fromiter(map(len, ahead), np.int64, count=len(ahead))
             fit = int(np.searchsorted(np.cumsum(lengths) * self.n_classes, _STEP_CELLS, side="right"))
-            batch = states[lo:lo + max(fit, 1)]
+            batch = ahead[:max(fit, 1)]
             lengths = lengths[:len(batch)]
             bounds = np.concatenate([[0], np.cumsum(lengths)])
             ids = np.fromiter(itertools.chain.from_iterable(batch), np.int64, count=int(bounds[-1]))

@@ -71,13 +71,14 @@ class GLRParser:
 
     def cell(self, state: int, parents: tuple[GSSNode, ...]) -> GSSNode:
         """The stack cell (state, parents): the same object for the same state over the same parent
-        cells (at most `MAX_INTERNED` kept, `bounded.put`; an evicted cell only makes equal stacks
+        cells (at most `MAX_INTERNED` kept, the oldest evicted; an evicted cell only makes equal stacks
         made later distinct objects)."""
         key = (state, parents)
         found = self._interned.get(key)
         if found is None:
-            found = GSSNode(state, parents)
-            bounded.put(self._interned, key, found, MAX_INTERNED)
+            if len(self._interned) >= MAX_INTERNED:      # inline: a new cell is on every commit's path
+                bounded.evict_oldest(self._interned)
+            found = self._interned[key] = GSSNode(state, parents)
         return found
 
     # ---- public API -----------------------------------------------------------------------------

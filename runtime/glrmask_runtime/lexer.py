@@ -48,8 +48,9 @@ class Scanner:
             pos += 1
         if key is None:
             return state, pos
-        found = (state, pos)
-        bounded.put(self._runs, key, found, _MAX_RUNS)
+        if len(self._runs) >= _MAX_RUNS:                   # inline: on every commit's path
+            bounded.evict_oldest(self._runs)
+        found = self._runs[key] = (state, pos)
         return found
 
     def scan(self, state: int, data: bytes) -> tuple[list[int], int]:
