@@ -29,7 +29,7 @@ import numpy as np
 
 from glrmask_cli.errors import LimitExceeded
 from glrmask_cli.lexer.contextual import ContextualLexer
-from glrmask_cli.lexer.dfa import row_classes
+from glrmask_cli.lexer.dfa import moore_rounds, row_classes
 from glrmask_cli.progress import NO_PROGRESS, Progress, Ticker
 from glrmask_cli.vocab.vocabulary import Vocabulary
 from glrmask_runtime.tables import DEAD, END_OF_INPUT, SHIFT, START, LexerTables, LRTables, unpack_actions
@@ -555,19 +555,15 @@ def _alike_for(lexer: LexerTables, contexts: LexerContexts, widths: set[int]) ->
     count, and every count a token cannot reach the end from is one group."""
     labels = np.concatenate([lexer.viable_sets[:, None], lexer.close_sets[:, :256], contexts.restart[:, None],
                              (np.arange(lexer.n_states) == DEAD)[:, None]], axis=1).astype(np.int64)
-    transitions = lexer.transitions[:, :256].astype(np.int64)
-    columns = transitions[:, np.unique(row_classes(transitions.T), return_index=True)[1]]
-    group = row_classes(labels)
-    alike = {}
-    for rounds in range(max(widths, default=0) + 1):
+    widest = max(widths, default=0)
+    alike: dict[int, np.ndarray] = {}
+    for rounds, group in enumerate(moore_rounds(lexer.transitions[:, :256], row_classes(labels))):
         if rounds in widths:
-            alike[rounds] = group
-        finer = row_classes(np.concatenate([group[:, None], group[columns]], axis=1))
-        if finer.max() == group.max():      # stable: no longer string tells more apart
-            alike.update((w, group) for w in widths if w > rounds)
-            break
-        group = finer
-    return alike
+            alike[rounds] = group.copy()
+        if rounds == widest:
+            return alike
+    stable = group.copy()          # no longer string tells more apart
+    return alike | {w: stable for w in widths if w not in alike}
 
 
 def _distinct_rows(rows: np.ndarray, pick: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

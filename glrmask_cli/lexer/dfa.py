@@ -10,7 +10,8 @@ Conventions: state 0 = DEAD, state 1 = START. Limit: `max_states` per terminal (
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -265,7 +266,15 @@ _WHOLE_ROUNDS_SPLIT = 32   # moore_partition: whole rounds while one makes more 
 
 def moore_partition(trans: np.ndarray, labels: np.ndarray) -> np.ndarray:
     """Coarsest partition refining `labels` that is stable under `trans` (Moore's algorithm), as
-    block numbers 0..k-1 (only the partition is meant: `renumber` numbers the quotient).
+    block numbers 0..k-1 (only the partition is meant: `renumber` numbers the quotient)."""
+    return deque(moore_rounds(trans, labels), maxlen=1)[0]
+
+
+def moore_rounds(trans: np.ndarray, labels: np.ndarray) -> Iterator[np.ndarray]:
+    """Moore's refinement of `labels` under `trans`, a round at a time: the blocks (numbered 0..k-1)
+    after 0, 1, 2, ... rounds, states of one block having the same labels along every string of at
+    most that many symbols; the last one yielded is stable. The array yielded is changed by the
+    next round: copy what is kept.
 
     Each round refines the blocks by the blocks of each state's successors, but recomputes that
     signature only for the states with a successor whose block number changed in the round before:
@@ -278,14 +287,16 @@ def moore_partition(trans: np.ndarray, labels: np.ndarray) -> np.ndarray:
     block = np.unique(labels, return_inverse=True)[1].astype(np.int64).ravel()
     n = len(block)
     n_blocks = int(block.max()) + 1 if n else 0
+    yield block
     while True:          # whole rounds while they split much (each signature is computed anyway)
         new_block = row_classes(np.concatenate([block[:, None], block[cols]], axis=1))
         count = int(new_block.max()) + 1 if n else 0
         block, grown, n_blocks = new_block, count - n_blocks, count
+        if not grown:
+            return
+        yield block
         if grown <= n // _WHOLE_ROUNDS_SPLIT:
             break
-    if not grown:
-        return block
     # predecessors of each state over the distinct columns (CSR), without repeats
     edges = np.unique(cols.astype(np.int64).ravel() * n + np.repeat(np.arange(n, dtype=np.int64), cols.shape[1]))
     pred_offsets = np.searchsorted(edges // n, np.arange(n + 1))
@@ -314,16 +325,16 @@ def moore_partition(trans: np.ndarray, labels: np.ndarray) -> np.ndarray:
             keeps[first[block[ours[alone]]]] = True
         moving = ~keeps[cls]
         if not moving.any():
-            break
+            return
         new_classes, new_of = np.unique(cls[moving], return_inverse=True)
         changed = ours[moving]
         block[changed] = n_blocks + new_of.ravel()
         n_blocks += len(new_classes)
+        yield block
         starts, ends = pred_offsets[changed], pred_offsets[changed + 1]
         lengths = ends - starts
         index = np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(int(lengths.sum()))
         dirty = np.unique(preds[index])
-    return block
 
 
 def renumber(trans: np.ndarray, block: np.ndarray, starts: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
@@ -342,13 +353,15 @@ def renumber(trans: np.ndarray, block: np.ndarray, starts: Sequence[int]) -> tup
             new_id[b] = len(order)
             order.append(b)
     found = [np.asarray(order, np.int64)]
+    numbered = len(order)
     frontier = found[0][1:]           # breadth-first from the starts, a level at a time (DEAD not expanded)
     while len(frontier):
         targets = qtrans[frontier].ravel()        # in the order a queue would meet them: state, then byte
         fresh = targets[new_id[targets] < 0]
         first = np.unique(fresh, return_index=True)[1]
         frontier = fresh[np.sort(first)]
-        new_id[frontier] = np.arange(len(frontier)) + sum(len(part) for part in found)
+        new_id[frontier] = np.arange(numbered, numbered + len(frontier))
+        numbered += len(frontier)
         found.append(frontier)
     out = new_id[qtrans[np.concatenate(found)]].astype(np.int32)
     return out, new_id[block]

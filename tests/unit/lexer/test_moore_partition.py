@@ -1,6 +1,7 @@
-"""`moore_partition` (the lexer's minimization) against the textbook refinement written plainly here:
-the same partition on random automata, with chains that need a round per state (as a bounded
-terminal's counting states do), whether its rounds run whole or on the states near the last split."""
+"""`moore_partition` (the lexer's minimization) and `moore_rounds` (its partitions round by round)
+against the textbook refinement written plainly here: the same partitions on random automata, with
+chains that need a round per state (as a bounded terminal's counting states do), whether its rounds
+run whole or on the states near the last split."""
 
 import numpy as np
 import pytest
@@ -8,19 +9,25 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from glrmask_cli.lexer import dfa
-from glrmask_cli.lexer.dfa import moore_partition
+from glrmask_cli.lexer.dfa import moore_partition, moore_rounds
 
 
-def textbook(trans: np.ndarray, labels: np.ndarray) -> list[int]:
-    """Refine by (own block, successors' blocks) until nothing splits, with Python tuples."""
-    block = labels.tolist()
+def textbook_rounds(trans: np.ndarray, labels: np.ndarray) -> list[list[int]]:
+    """The labels, then each refinement by (own block, successors' blocks) until nothing splits,
+    with Python tuples."""
+    rounds = [labels.tolist()]
     while True:
+        block = rounds[-1]
         signatures = [(block[s], *(block[t] for t in row)) for s, row in enumerate(trans.tolist())]
         numbers: dict[tuple[int, ...], int] = {}
         refined = [numbers.setdefault(sig, len(numbers)) for sig in signatures]
         if len(numbers) == len(set(block)):
-            return refined
-        block = refined
+            return rounds
+        rounds.append(refined)
+
+
+def textbook(trans: np.ndarray, labels: np.ndarray) -> list[int]:
+    return textbook_rounds(trans, labels)[-1]
 
 
 def same_partition(a: np.ndarray, b: list[int]) -> bool:
@@ -41,6 +48,25 @@ def test_partition_is_the_textbooks(whole_rounds_split, n, k, n_labels, chain, s
         block = moore_partition(trans, labels)
     assert same_partition(block, textbook(trans, labels))
     assert sorted(set(block.tolist())) == list(range(int(block.max()) + 1))      # numbered 0..k-1
+
+
+@pytest.mark.parametrize("whole_rounds_split", [1, 10**9])
+@given(st.integers(1, 40), st.integers(1, 4), st.integers(1, 3), st.booleans(), st.integers(0, 2**32 - 1))
+def test_each_round_is_the_textbooks(whole_rounds_split, n, k, n_labels, chain, seed):
+    """Round r's partition: states alike along every string of at most r symbols, as `_alike_for`
+    reads them; the last one is stable."""
+    rng = np.random.default_rng(seed)
+    trans = rng.integers(0, n, size=(n, k))
+    if chain:
+        trans[:, 0] = np.minimum(np.arange(n) + 1, n - 1)
+    labels = rng.integers(0, n_labels, size=n)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(dfa, "_WHOLE_ROUNDS_SPLIT", whole_rounds_split)
+        rounds = [block.copy() for block in moore_rounds(trans, labels)]
+    expected = textbook_rounds(trans, labels)
+    assert len(rounds) == len(expected)
+    for block, plain in zip(rounds, expected):
+        assert same_partition(block, plain)
 
 
 def test_every_state_of_a_counting_chain_is_its_own_block():
