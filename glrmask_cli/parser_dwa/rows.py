@@ -233,7 +233,8 @@ def _rows_at(outcome: np.ndarray, n_outcomes: int, holders: "_Holders", per_pres
     """For a lexer state whose outcome per class is `outcome`: the roots whose walks can give a
     non-empty row there, the accept ids with a non-empty row (sorted) and their packed rows.
     `per_present` keeps each set of present outcomes' distinct masks (lexer states share them)."""
-    present_ids = np.flatnonzero(np.bincount(outcome + 1, minlength=n_outcomes + 1)[1:])
+    shifted = (outcome - NO_OUTCOME).astype(np.intp)     # NO_OUTCOME (-1) -> 0; numpy's own index type
+    present_ids = np.flatnonzero(np.bincount(shifted)[1:])
     present = np.zeros(n_outcomes, dtype=bool)
     present[present_ids] = True
     here = _bitset(present)
@@ -248,8 +249,7 @@ def _rows_at(outcome: np.ndarray, n_outcomes: int, holders: "_Holders", per_pres
     if len(bounds) - 1 <= len(present_ids):
         # fewer masks than present outcomes (JSON Schemas: 3 against 5-15 on average): a mask's row
         # is one lookup per class, of whether the class's outcome is one of the mask's
-        shifted = outcome - NO_OUTCOME                      # NO_OUTCOME (-1) -> 0, never chosen
-        chosen = np.zeros(n_outcomes + 1, dtype=bool)
+        chosen = np.zeros(n_outcomes + 1, dtype=bool)      # entry 0 (NO_OUTCOME) never chosen
         rows = []
         for begin, end in zip(bounds, bounds[1:]):
             mine = present_ids[bits[begin:end]] - NO_OUTCOME
