@@ -113,7 +113,9 @@ class Matcher:
         passed: list[int] = []
         node = top
         while True:
-            nxt = edges[d].get(node.state, default[d])
+            nxt = edges[d].get(node.state)
+            if nxt is None:
+                nxt = default[d]
             if nxt == _NO_STATE:
                 break
             if emits[d]:
@@ -145,12 +147,16 @@ class Matcher:
     def _mask(self) -> int | np.ndarray:
         """The current mask: a pool row id, or the packed words of a mask computed for this step
         (the OR over the threads of a contextual-lexer state)."""
+        last = self._last_mask
+        if last is not None and last[0] is self._state:     # states are immutable: same object, same mask
+            return last[1]
+        return self._new_mask()
+
+    def _new_mask(self) -> int | np.ndarray:
+        """`_mask` for a state whose mask is not the last one kept: computed, and kept."""
         if self._finished:
             return 0
         state = self._state
-        last = self._last_mask
-        if last is not None and last[0] is state:     # states are immutable: same object, same mask
-            return last[1]
         if isinstance(state, ParseState):      # the basic lexer: one thread, the state itself
             mask = self._thread_mask(state)
         elif len(state.threads) == 1:
@@ -202,11 +208,14 @@ class Matcher:
             return _walks_key(row_map, accepts)
         row_ids = tuple(row for row in (row_map.get(accept, 0) for accept in accepts) if row)
         parts = []
+        after_close = walked.after_close
+        if after_close is None:
+            after_close = walked.after_close = {}
         for set_id, closing_tokens, allowed in closes:
             key = (set_id, allowed)
-            after = walked.after_close.get(key)
+            after = after_close.get(key)
             if after is None:
-                after = walked.after_close[key] = self._after_close(walked, set_id, allowed)
+                after = after_close[key] = self._after_close(walked, set_id, allowed)
             if after:
                 parts.append((closing_tokens, after))
         return row_ids, tuple(parts)
@@ -215,6 +224,8 @@ class Matcher:
         """The rows of the DWA's walks from START, over the roots in `allowed`, on the stacks after
         closing a lexeme as `set_id` (their OR is the mask of the tokens that close it so)."""
         art = self._art
+        if walked.closed is None:
+            walked.closed = {}
         closed = walked.closed.get(set_id)
         if closed is None:
             stacks = art.recognizer.close_lexeme(walked.stacks, set_id)
@@ -245,7 +256,7 @@ class Matcher:
             shape = bitmask.shape     # the common case, checked in the fewest steps: an exact int32 array
             if len(shape) == 2 and shape[1] == art.rows.shape[1] and 0 <= index < shape[0]:
                 last = self._last_mask
-                mask = last[1] if last is not None and last[0] is self._state else self._mask()
+                mask = last[1] if last is not None and last[0] is self._state else self._new_mask()
                 bitmask[index] = art.rows_int32[mask] if isinstance(mask, int) else mask.view(np.int32)
                 return
         array = bitmask_array(bitmask, art.rows.shape[1])
@@ -343,13 +354,14 @@ class Matcher:
             raise TokenRejected(token_id, art.token_bytes(token_id), len(self._history),
                                 "the output is finished (EOS committed)")
         last = self._last_mask
-        mask = last[1] if last is not None and last[0] is self._state else self._mask()
+        mask = last[1] if last is not None and last[0] is self._state else self._new_mask()
         word: int = art.rows.item(mask, token_id >> 5) if isinstance(mask, int) else mask.item(token_id >> 5)
         if not (word >> (token_id & 31)) & 1:
             raise TokenRejected(token_id, art.token_bytes(token_id), len(self._history))
         if token_id in art.eos_token_ids:
             self._history.append((self._state, self._finished, token_id))
             self._finished = True
+            self._last_mask = None      # the same state, finished: its mask is empty now
             return
         known: Mapping[int, tuple[GSSNode, ...]] | None = None   # the mask's closes on these stacks, if any
         if isinstance(self._state, ParseState):
@@ -473,8 +485,9 @@ class _Walked:
         self.stacks = stacks
         self.masks: dict[int, MaskKey] = {}     # lexer state -> the mask's key there
         self.by_root: dict[int, list[int]] = {}
-        self.after_close: dict[tuple[int, frozenset[int]], tuple[int, ...]] = {}
-        self.closed: dict[int, _Walked] = {}   # _NO_STACKS (stacks ()) where no stack takes it
+        # made by the first runtime close (most stacks of most grammars have none)
+        self.after_close: dict[tuple[int, frozenset[int]], tuple[int, ...]] | None = None
+        self.closed: dict[int, _Walked] | None = None   # _NO_STACKS (stacks ()) where no stack takes it
         self._by_start: tuple[tuple[int, _Walked | None], ...] | None = None   # None: self (no cycle)
 
     def by_start(self, art: Artifact) -> tuple[tuple[int, _Walked], ...]:

@@ -70,12 +70,18 @@ def test_eos_finishes_and_nothing_follows(b):
     for t in encode(b, "[1]"):
         m.commit(t)
     eos = b.artifact.eos_token_ids[0]
+    before = np.zeros((1, b.artifact.rows.shape[1]), dtype=np.int32)
+    m.fill_bitmask(before)          # the mask before EOS (EOS in it) is the one kept for this state
     m.commit(eos)
-    assert m.is_finished() and not m.is_accepting() and not m.mask().any()
+    after = np.full_like(before, -1)
+    m.fill_bitmask(after)
+    assert m.is_finished() and not m.is_accepting() and not m.mask().any() and not after.any()
     with pytest.raises(glrmask_runtime.TokenRejected):
         m.commit(encode(b, " ")[0])
     m.rollback(1)
     assert not m.is_finished() and m.is_accepting()
+    m.fill_bitmask(after)
+    assert np.array_equal(after, before)
 
 
 def test_commit_bytes_and_out_of_range_ids(b):
