@@ -139,7 +139,8 @@ class Matcher:
         for recent in self._walked_recent:
             if recent[0] is stacks:
                 return recent[1], recent[2]
-        walked = _shared_walked(self._art, stacks)
+        art = self._art
+        walked = _shared_walked(art, stacks) if art.several_walks else _Walked(stacks)
         masks: dict[int, int | np.ndarray] = {}
         self._walked_recent = ((stacks, walked, masks),) + self._walked_recent[:_RECENT_STACKS - 1]
         return walked, masks
