@@ -99,7 +99,7 @@ class _Pool:
     last two for the EOS and never classes), so a row is expanded to tokens once."""
 
     def __init__(self, class_of_token: np.ndarray, n_classes: int) -> None:
-        self._class_of_token = class_of_token
+        self._class_of_token = class_of_token.astype(np.intp)    # np.take converts other indices every call
         self._n_classes = n_classes
         self._by_classes: dict[bytes, bytes] = {}      # packed class row -> packed token row
         self._number: dict[bytes, int] = {}
@@ -234,9 +234,10 @@ def _rows_at(outcome: np.ndarray, n_outcomes: int, holders: "_Holders", per_pres
     non-empty row there, the accept ids with a non-empty row (sorted) and their packed rows.
     `per_present` keeps each set of present outcomes' distinct masks (lexer states share them)."""
     shifted = (outcome - NO_OUTCOME).astype(np.intp)     # NO_OUTCOME (-1) -> 0; numpy's own index type
-    present_ids = np.flatnonzero(np.bincount(shifted)[1:])
-    present = np.zeros(n_outcomes, dtype=bool)
-    present[present_ids] = True
+    seen = np.zeros(n_outcomes + 1, dtype=bool)          # a scatter: 2-3x faster than np.bincount
+    seen[shifted] = True
+    present = seen[1:]
+    present_ids = np.flatnonzero(present)
     here = _bitset(present)
     roots_here = [root for root in roots if future[root] & here]
     key = present_ids.tobytes()
