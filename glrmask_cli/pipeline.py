@@ -232,7 +232,7 @@ def _parser_dwa(stages: _Stages, layout: Layout, lexer: LexerTables, effects: tu
     the LR quotient `lr` (its terminal classes in the Terminal DWA's sets) and reads real LR states."""
     tried = AUTO_ORDER if layout == "auto" else (layout,)
     with stages.stage("terminal DWA"):
-        deferred = build_terminal_dwa(lexer, vocab, progress, contexts)
+        deferred = build_terminal_dwa(lexer, vocab, progress, contexts, limits.max_token_paths)
         spelled = None
         if not closes_at_runtime(tried[0]):      # only "one" spells out the closes, and it comes first
             try:

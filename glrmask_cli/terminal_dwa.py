@@ -30,6 +30,7 @@ import numpy as np
 from glrmask_cli.errors import LimitExceeded
 from glrmask_cli.lexer.contextual import ContextualLexer
 from glrmask_cli.lexer.dfa import moore_rounds, row_classes
+from glrmask_cli.limits import DEFAULTS
 from glrmask_cli.progress import NO_PROGRESS, Progress, Ticker
 from glrmask_cli.vocab.vocabulary import Vocabulary
 from glrmask_runtime.tables import DEAD, END_OF_INPUT, SHIFT, START, LexerTables, LRTables, unpack_actions
@@ -322,16 +323,27 @@ def _first_byte_blocks(vocab: Vocabulary, representatives: np.ndarray) -> tuple[
 _SCAN_BRANCHES = 1 << 18     # (reached state, class) pairs one scan covers: a few MB per array
 
 
+class _TooManyPaths(Exception):
+    """A scanned (lexer state, class) pair forked into more than `max_token_paths` branches."""
+
+    def __init__(self, state: int, token_class: int) -> None:
+        super().__init__(state, token_class)
+        self.state, self.token_class = state, token_class
+
+
 def _scan(lexer: LexerTables, contexts: LexerContexts, states: np.ndarray, rows: np.ndarray, rests: _Rests,
-          trie: _TrieBuilder) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+          trie: _TrieBuilder,
+          max_paths: int = DEFAULTS.max_token_paths) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Scan branch i, the rest of class `rows[i]` (`_Rests`), from lexer state `states[i]`, all at once:
     per branch, its index i, the trie node of the lexemes it closed and its open state (DEAD if
     dead). A branch whose lexeme hands over to several contexts forks: one copy per context
-    (appended, with the same index). Only branches still alive with bytes left are stepped (from most
-    states most classes die in a byte or two)."""
+    (appended, with the same index); `_TooManyPaths` once some branch i has more than `max_paths`
+    copies (they multiply with every fork: a run of short lexemes). Only branches still alive with
+    bytes left are stepped (from most states most classes die in a byte or two)."""
     keys = np.arange(len(states))
+    copies_of = np.ones(len(states), dtype=np.int64)       # branches per index, forks' copies included
     lengths = rests.lengths[rows]
-    states = states.astype(np.int32)
+    states_in, states = states, states.astype(np.int32)
     nodes = np.zeros(len(keys), dtype=np.int32)
     columns, restart = rests.columns, contexts.restart
     transitions = lexer.transitions.ravel()         # flat takes: cheaper than 2-D fancy indexing
@@ -367,6 +379,11 @@ def _scan(lexer: LexerTables, contexts: LexerContexts, states: np.ndarray, rows:
                 after = transitions.take(to * width + byte[closing[which]])
                 alive = after != DEAD
                 new_nodes = trie.extend(nodes[branch[alive]], accepted[which[alive]], to[alive])
+                forked, added = np.unique(keys[branch[alive]], return_counts=True)
+                copies_of[forked] += added
+                if len(forked) and copies_of[forked].max() > max_paths:
+                    worst = int(forked[copies_of[forked].argmax()])
+                    raise _TooManyPaths(int(states_in[worst]), int(rows[worst]))
                 keys = np.concatenate([keys, keys[branch[alive]]])
                 rows = np.concatenate([rows, rows[branch[alive]]])
                 nodes = np.concatenate([nodes, new_nodes.astype(np.int32)])
@@ -393,10 +410,11 @@ class _ClassScan:
 
 
 def _scan_classes(lexer: LexerTables, contexts: LexerContexts, scans: list[_ClassScan], rests: _Rests,
-                  trie: _TrieBuilder, outcome_index: dict[OutcomeKey, int], ticker: Ticker) -> None:
+                  trie: _TrieBuilder, outcome_index: dict[OutcomeKey, int], ticker: Ticker,
+                  max_paths: int = DEFAULTS.max_token_paths) -> None:
     """Fill every scan's rows: the (scanned state, class) branches of consecutive scans are scanned
     together, about `_SCAN_BRANCHES` at a time (a larger scan alone, in parts), and their outcomes
-    interned once per batch. `ticker` counts blocks done."""
+    interned once per batch. `ticker` counts blocks done; `_TooManyPaths` as `_scan`."""
     batch: list[tuple[_ClassScan, int, int]] = []      # (scan, its first state, states)
     size = 0
 
@@ -404,7 +422,7 @@ def _scan_classes(lexer: LexerTables, contexts: LexerContexts, scans: list[_Clas
         nonlocal size
         states = np.concatenate([np.repeat(scan.scanned[lo:lo + n], scan.hi - scan.lo) for scan, lo, n in batch])
         rows = np.concatenate([np.tile(np.arange(scan.lo, scan.hi), n) for scan, lo, n in batch])
-        keys, nodes, ends = _scan(lexer, contexts, states, rows, rests, trie)
+        keys, nodes, ends = _scan(lexer, contexts, states, rows, rests, trie, max_paths)
         finals = lexer.viable_sets[ends]
         alive = (ends != DEAD) & (finals != 0)
         if len(keys) == len(states):      # one branch per (state, class)
@@ -494,10 +512,12 @@ def _length_tiers(lengths: np.ndarray) -> list[tuple[int, int]]:
 
 
 def build_terminal_dwa(lexer: LexerTables, vocab: Vocabulary, progress: Progress = NO_PROGRESS,
-                       contexts: LexerContexts | None = None) -> TerminalDWA:
+                       contexts: LexerContexts | None = None,
+                       max_token_paths: int = DEFAULTS.max_token_paths) -> TerminalDWA:
     """Compute every (lexer state, token) outcome of `vocab`'s tokens, closes deferred (see the module
     docstring).
     `contexts`: lark's contextual lexer (`lexer` holds every context's states); default the basic one.
+    LimitExceeded (max_token_paths) for a token that forks into more paths than that, naming it.
 
     A token whose first byte b extends the open lexeme of state q does from then on what its other
     bytes do from the state q reaches on b, so the classes starting with b are scanned once per
@@ -519,8 +539,16 @@ def build_terminal_dwa(lexer: LexerTables, vocab: Vocabulary, progress: Progress
                                          for lo, _ in cuts})
     plans = [_plan_block(lexer, block, cuts, rests, alike) for block, cuts in zip(blocks, tiers)]
     ticker = Ticker(progress, len(blocks), "first bytes")
-    _scan_classes(lexer, contexts, [scan for plan in plans for scan, _ in plan.tiers], rests, trie, outcome_index,
-                  ticker)
+    try:
+        _scan_classes(lexer, contexts, [scan for plan in plans for scan, _ in plan.tiers], rests, trie,
+                      outcome_index, ticker, max_token_paths)
+    except _TooManyPaths as e:
+        token = vocab.token_label(int(representatives[e.token_class]))
+        raise LimitExceeded("max_token_paths", max_token_paths, "terminal DWA",
+                            f"the token {token} read from lexer state {e.state} splits into more sequences of "
+                            "lexemes and hand-overs than that (the contextual lexer: each closed lexeme hands "
+                            "over to every context its terminal is shifted into); if the grammar is written "
+                            "for lark's standard lexer, build it with --lexer basic") from None
     block_rows = []
     for k, plan in enumerate(plans):
         found, block_pick[:, k] = _distinct_rows(*plan.rows())
