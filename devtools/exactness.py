@@ -180,6 +180,11 @@ CASES = [
 CASES += [GrammarCase(f"{case.name}-basic", case.path, case.documents, {**case.lark_options, "lexer": "basic"},
                       case.start, case.peer_rewrites)
           for case in CASES if case.name in ("json", "lark.lark", "python-eval", "pep508")]
+# syncode's grammars (written for lark's basic lexer) also with the contextual one, `glrmask build`'s
+# default, judged by lark with lexer="contextual"
+CASES += [GrammarCase(f"{case.name}-contextual", case.path, case.documents,
+                      {**case.lark_options, "lexer": "contextual"}, case.start, case.peer_rewrites)
+          for case in CASES if case.name in ("sql", "go", "java")]
 
 
 _lark_accepts = lark_parses

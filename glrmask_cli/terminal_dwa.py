@@ -40,6 +40,7 @@ FINAL_END = -1  # Outcome.final for EOS: the parser must accept END
 
 
 NO_CHECK = -1   # trie_start of a lexeme after which the context is not checked (the output ends)
+# trie_start below NO_CHECK: code -2 - k, the lexeme hands over to any of the STARTs start_sets[k]
 
 Path = tuple[int, int]   # (trie node, final)
 
@@ -118,7 +119,8 @@ class TerminalDWA:
     trie_parent[n], trie_set[n]: node n extends trie_parent[n] by one closed lexeme whose terminals
     are term set trie_set[n]; node 0 is the empty sequence. trie_start[n]: the START of the context
     the rest of the token is lexed in after that lexeme (lark's contextual lexer: the parser must
-    leave a top of that context), NO_CHECK where nothing follows (EOS); START with the basic lexer.
+    leave a top of that context), NO_CHECK where nothing follows (EOS); START with the basic lexer;
+    -2 - k where the rest lexes alike after any of the STARTs start_sets[k] (`node_contexts`).
     class_of_token[v]: the token's class; `n_classes` is the EOS class and `n_classes + 1` the class
     of tokens that are never allowed (special tokens other than EOS, empty tokens).
     Classes are numbered by first byte, then longest first, so each first byte's classes are one
@@ -146,10 +148,18 @@ class TerminalDWA:
     block_rows: tuple[np.ndarray, ...]
     block_pick: np.ndarray
     eos_outcome: np.ndarray
+    start_sets: tuple[tuple[int, ...], ...] = ()
 
     @property
     def n_lexer_states(self) -> int:
         return len(self.eos_outcome)
+
+    def node_contexts(self) -> list[frozenset[int] | None]:
+        """Per trie node, the STARTs of the contexts its lexeme may hand over to (the parser's top
+        after it must be of one of them), None where nothing is checked."""
+        sets = [frozenset(starts) for starts in self.start_sets]
+        return [None if start == NO_CHECK else frozenset((start,)) if start >= 0 else sets[-2 - start]
+                for start in self.trie_start.tolist()]
 
     def outcome_row(self, q: int) -> np.ndarray:
         """Every class's outcome id at lexer state q (EOS and never classes last), or NO_OUTCOME."""
@@ -255,21 +265,26 @@ def _group_exactly(keys: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
 
 
 class _TrieBuilder:
-    """Interns (parent node, term set, next START) triples into trie node ids, vectorized per batch."""
+    """Interns (parent node, term set, next START) triples into trie node ids, vectorized per batch;
+    a next START may be the code of a set of STARTs (`merge_copies`)."""
 
     def __init__(self, n_term_sets: int, n_lexer_states: int, ignored_only: np.ndarray):
-        self.n_term_sets, self.n_tags = n_term_sets, n_lexer_states + 1   # tag = START + 1, 0: NO_CHECK
+        # tag = START + 1 (0: NO_CHECK), or n_lexer_states + 1 + k for START set k
+        self.n_term_sets, self.n_states, self.n_tags = n_term_sets, n_lexer_states, 2 * (n_lexer_states + 1)
         self.ignored_only = ignored_only
         self.index: dict[int, int] = {}
         self.parent = [0]
         self.term_set = [0]
         self.start = [NO_CHECK]
+        self.start_sets: list[tuple[int, ...]] = []
+        self._set_codes: dict[tuple[int, ...], int] = {}
 
     def extend(self, nodes: np.ndarray, term_sets: np.ndarray, starts: np.ndarray) -> np.ndarray:
         """The children of `nodes` by one lexeme of `term_sets` handing over to `starts`
         (ignored-only lexemes are left out: the node stays)."""
         keep = self.ignored_only[term_sets]
-        keys = (nodes.astype(np.int64) * self.n_term_sets + term_sets) * self.n_tags + (starts + 1)
+        tags = np.where(starts >= NO_CHECK, starts + 1, self.n_states - 1 - starts)
+        keys = (nodes.astype(np.int64) * self.n_term_sets + term_sets) * self.n_tags + tags
         unique, inverse = np.unique(keys, return_inverse=True)
         mapped = np.empty(len(unique), dtype=np.int32)
         for i, key in enumerate(unique.tolist()):
@@ -279,9 +294,43 @@ class _TrieBuilder:
                 rest, tag = divmod(key, self.n_tags)
                 self.parent.append(rest // self.n_term_sets)
                 self.term_set.append(rest % self.n_term_sets)
-                self.start.append(tag - 1)
+                self.start.append(tag - 1 if tag <= self.n_states else self.n_states - 1 - tag)
             mapped[i] = node
         return np.where(keep, nodes, mapped[inverse.reshape(-1)])
+
+    def merge_copies(self, fork: np.ndarray, state: np.ndarray, start: np.ndarray,
+                     cause: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The copies of forked branches (`fork`: the branch each copies, `start`: the START its
+        lexeme hands over to, `state`: the lexer state it is in after that START reads the byte)
+        that reach the same state lex the rest of the token alike, so one copy stands for them, its
+        lexeme handing over to any of their STARTs. `cause`: per copy, a number for its lexeme's term
+        set and the byte (copies with the same cause and state come from the same STARTs). Returns
+        the copies kept (indices, in order) and the START or START-set code each hands over to."""
+        key = fork.astype(np.int64) * self.n_states + state
+        _, first, group, sizes = np.unique(key, return_index=True, return_inverse=True, return_counts=True)
+        if len(first) == len(key):
+            return np.arange(len(key)), start
+        group = group.reshape(-1)
+        tags = start[first].astype(np.int64)
+        multi = np.flatnonzero(sizes > 1)
+        kind = cause[first[multi]].astype(np.int64) * self.n_states + state[first[multi]]
+        _, rep, kind_of = np.unique(kind, return_index=True, return_inverse=True)
+        codes = np.asarray([self._start_set(start[group == g].tolist()) for g in multi[rep].tolist()],
+                           dtype=np.int64)
+        tags[multi] = codes[kind_of.reshape(-1)]
+        kept = np.argsort(first, kind="stable")        # in the order of each group's first copy
+        return first[kept], tags[kept]
+
+    def _start_set(self, starts: list[int]) -> int:
+        """The trie_start code (-2 - k) of a set of STARTs."""
+        members = tuple(sorted(set(starts)))
+        code = self._set_codes.get(members)
+        if code is None:
+            if len(self.start_sets) > self.n_states:
+                raise RuntimeError("more START sets than the trie's tags can hold")
+            code = self._set_codes[members] = -2 - len(self.start_sets)
+            self.start_sets.append(members)
+        return code
 
 
 @dataclass(frozen=True)
@@ -375,21 +424,24 @@ def _scan(lexer: LexerTables, contexts: LexerContexts, states: np.ndarray, rows:
                 which = np.repeat(forks, counts)
                 first = np.repeat(offsets[accepted[forks]] - (np.cumsum(counts) - counts), counts)
                 to = flat_starts[first + np.arange(len(which))]
-                branch = live[closing[which]]
                 after = transitions.take(to * width + byte[closing[which]])
-                alive = after != DEAD
-                new_nodes = trie.extend(nodes[branch[alive]], accepted[which[alive]], to[alive])
-                forked, added = np.unique(keys[branch[alive]], return_counts=True)
+                alive = np.flatnonzero(after != DEAD)
+                which, to, after = which[alive], to[alive], after[alive]
+                kept, tags = trie.merge_copies(which, after, to, accepted[which] * 256 + byte[closing[which]])
+                which, after = which[kept], after[kept]
+                branch = live[closing[which]]
+                new_nodes = trie.extend(nodes[branch], accepted[which], tags)
+                forked, added = np.unique(keys[branch], return_counts=True)
                 copies_of[forked] += added
                 if len(forked) and copies_of[forked].max() > max_paths:
                     worst = int(forked[copies_of[forked].argmax()])
                     raise _TooManyPaths(int(states_in[worst]), int(rows[worst]))
-                keys = np.concatenate([keys, keys[branch[alive]]])
-                rows = np.concatenate([rows, rows[branch[alive]]])
+                keys = np.concatenate([keys, keys[branch]])
+                rows = np.concatenate([rows, rows[branch]])
                 nodes = np.concatenate([nodes, new_nodes.astype(np.int32)])
-                states = np.concatenate([states, after[alive].astype(np.int32)])
-                copies = len(lengths) + np.arange(int(alive.sum()))
-                lengths = np.concatenate([lengths, lengths[branch[alive]]])
+                states = np.concatenate([states, after.astype(np.int32)])
+                copies = len(lengths) + np.arange(len(branch))
+                lengths = np.concatenate([lengths, lengths[branch]])
         states[live] = nxt      # a forked branch ends here (DEAD); its copies go on
         column += 1
         live = np.concatenate([live[(nxt != DEAD) & (lengths[live] > column)], copies[lengths[copies] > column]])
@@ -573,6 +625,7 @@ def build_terminal_dwa(lexer: LexerTables, vocab: Vocabulary, progress: Progress
         block_rows=tuple(block_rows),
         block_pick=block_pick,
         eos_outcome=eos_outcome,
+        start_sets=tuple(trie.start_sets),
     )
 
 

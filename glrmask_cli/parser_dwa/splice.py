@@ -13,8 +13,9 @@ was read, the deepest read state staying (docs/ARCHITECTURE.md, "Parser" and "Pa
 The open lexeme's terminal is not spliced: with canonical LR(1) tables (parser/lr.py) it can be
 consumed iff the top state has an action on it, so its check reads at most the top state.
 With lark's contextual lexer a trie node also names the context the rest of the token was lexed in
-(`TerminalDWA.trie_start`): an effect reaches that node only if the state it leaves on top (the
-last one written: always concrete) belongs to that context (`start_of`).
+(`TerminalDWA.trie_start`, or several where the rest lexes alike in each: `node_contexts`): an effect
+reaches that node only if the state it leaves on top (the last one written: always concrete) belongs
+to one of them (`start_of`).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from glrmask_cli.limits import DEFAULTS
 from glrmask_cli.parser.stack_effects import ANY, EffectGraph, Reach, children_first, reach_by_top
 from glrmask_cli.parser_dwa.groups import Group, whole
 from glrmask_cli.parser_dwa.read_nfa import ReadNFA
-from glrmask_cli.terminal_dwa import FINAL_END, NO_CHECK, TerminalDWA
+from glrmask_cli.terminal_dwa import FINAL_END, TerminalDWA
 
 Written = tuple[int, ...]
 MAX_NFA_NODES = DEFAULTS.max_nfa_nodes   # the default of limit max_nfa_nodes (limits.py); the pipeline passes it
@@ -42,7 +43,7 @@ class _Splicer:
 
     def __init__(self, scope: _Scope, graphs: Sequence[EffectGraph], max_nodes: int, index: EffectIndex) -> None:
         self.scope, self.graphs, self.max_nodes = scope, graphs, max_nodes
-        self.start_of, self.trie_start = scope.start_of, scope.trie_start
+        self.start_of, self.node_contexts = scope.start_of, scope.node_contexts
         self.ignored, self.enters, self.counts = scope.ignored, scope.enters, scope.counts
         self.next_nodes, self.terminals_after = scope.next_nodes, scope.terminals_after
         self.outcomes_at, self.finals_of = scope.outcomes_at, scope.finals_of
@@ -88,14 +89,14 @@ class _Splicer:
         if not written:
             return [node(("at", child, written)) for child in self.next_nodes[(trie_node, terminal)] if enters[child]]
         top, depth = written[-1], len(written)
-        trie_start = self.trie_start
-        context = self.start_of[top] if self.start_of is not None and trie_start is not None else None
+        node_contexts = self.node_contexts
+        context = self.start_of[top] if self.start_of is not None and node_contexts is not None else None
         for child in self.next_nodes[(trie_node, terminal)]:
             if not enters[child]:
                 continue
-            if context is not None and trie_start is not None:
-                needed = trie_start[child]
-                if needed != NO_CHECK and context != needed:
+            if context is not None and node_contexts is not None:
+                needed = node_contexts[child]
+                if needed is not None and context not in needed:
                     continue    # the rest of the token was lexed in another context
             visible = self.reach(child, top)    # the rest of the token never looks deeper than this
             if not visible:
@@ -330,7 +331,7 @@ class _Scope:
         self.tdwa, self.term_sets, self.has_action = tdwa, term_sets, has_action
         self.ignored, self.end_terminal, self.group = ignored, end_terminal, group
         self.start_of = start_of
-        self.trie_start = tdwa.trie_start.tolist() if start_of is not None else None
+        self.node_contexts = tdwa.node_contexts() if start_of is not None else None
         self.next_nodes, self.terminals_after = trie.next_nodes, trie.terminals_after
         self.outcomes_at = trie.outcomes_at
         self._tops: dict[tuple[int, ...], tuple[tuple[int, ...], frozenset[int]]] = {}
@@ -434,9 +435,9 @@ class _Future:
         """The children of `node` by `terminal` in the group whose context `top` is of."""
         s = self._s
         return [child for child in s.next_nodes[(node, terminal)]
-                if s.enters[child] and (s.start_of is None or s.trie_start is None
-                                        or s.trie_start[child] == NO_CHECK
-                                        or s.start_of[top] == s.trie_start[child])]
+                if s.enters[child] and (s.start_of is None or s.node_contexts is None
+                                        or s.node_contexts[child] is None
+                                        or s.start_of[top] in s.node_contexts[child])]
 
     def _accepts(self, node: int, top: int) -> bool:
         """Some outcome of the group that ends at `node` can be accepted with `top` on top."""
