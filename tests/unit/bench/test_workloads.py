@@ -79,7 +79,8 @@ def test_peer_lark_reports_a_grammar_it_cannot_rewrite_as_a_bench_error(tmp_path
 
 def test_unknown_workload_lists_known() -> None:
     with pytest.raises(BenchError, match="known: json, sql, verilog, python, go, java, latex, keywords1000, "
-                                         "keywords3000, keywords<N>"):
+                                         "keywords3000, sql-contextual, go-contextual, java-contextual, "
+                                         "keywords<N>"):
         workload("yaml")
     assert workload("keywords100").name == "keywords100"
     with pytest.raises(BenchError):
