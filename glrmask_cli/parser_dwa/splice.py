@@ -434,10 +434,11 @@ class _Future:
     def _children(self, node: int, terminal: int, top: int) -> list[int]:
         """The children of `node` by `terminal` in the group whose context `top` is of."""
         s = self._s
-        return [child for child in s.next_nodes[(node, terminal)]
-                if s.enters[child] and (s.start_of is None or s.node_contexts is None
-                                        or s.node_contexts[child] is None
-                                        or s.start_of[top] in s.node_contexts[child])]
+        children = [child for child in s.next_nodes[(node, terminal)] if s.enters[child]]
+        if s.start_of is None or s.node_contexts is None:
+            return children
+        context, contexts = s.start_of[top], s.node_contexts
+        return [child for child in children if (needed := contexts[child]) is None or context in needed]
 
     def _accepts(self, node: int, top: int) -> bool:
         """Some outcome of the group that ends at `node` can be accepted with `top` on top."""
