@@ -69,3 +69,22 @@ def test_pep508_masks_equal_brute_force():
         pytest.skip(str(e))
     b = built(path, "small-gpt2", lexer="contextual")
     assert_masks_equal(b, sampled_states(b, [line.encode() for line in lines[::40]], 150, seed=5))
+
+
+# A one-byte lexeme shifted into three contexts (each its own rule, so its own LALR states) that all
+# read the next "-" alike: small-gpt2's run of 32 "-" would lex 3^32 ways if each hand-over stayed a
+# path of its own (docs/ARCHITECTURE.md, "Contextual lexing"); syncode's sql.lark and java.lark have
+# such terminals.
+DASHES = ('start: (p | q | r)+\np: "(" pd ")"\npd: DASH | pd DASH\nq: "[" qd "]"\nqd: DASH | qd DASH\n'
+          'r: "{" rd "}"\nrd: DASH | rd DASH\nDASH: "-"\n')
+
+
+def test_runs_of_short_lexemes_handing_over_to_several_contexts_build_and_mask_exactly(tmp_path):
+    path = tmp_path / "dashes.lark"
+    path.write_text(DASHES)
+    b = built(path, "small-gpt2", lexer="contextual", limits=BuildLimits(max_token_paths=1000))
+    judge = lark.Lark(DASHES, parser="lalr")
+    documents = [f"{o}{'-' * n}{c}".encode() for n in (1, 5, 33, 70) for o, c in ("()", "[]", "{}")]
+    documents.append(b"(---)[" + b"-" * 40 + b"]{-}")
+    assert all(lark_parses(judge, d.decode()) for d in documents)
+    assert_masks_equal(b, sampled_states(b, documents, 80, seed=2))
