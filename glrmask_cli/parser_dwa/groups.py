@@ -39,15 +39,21 @@ def whole(tdwa: TerminalDWA) -> list[Group]:
 
 
 def by_first_lexeme(tdwa: TerminalDWA) -> list[Group]:
-    """The bare tokens, then one group per first closed lexeme."""
-    return [Group(frozenset(), frozenset([0]))] + [Group(frozenset([node])) for node in children(tdwa, 0)]
+    """The bare tokens, then one group per first closed lexeme's term set (with the contextual lexer
+    the trie has a node per context that lexeme hands over to: one group for all of them)."""
+    by_set: dict[int, list[int]] = {}
+    for node in children(tdwa, 0):
+        by_set.setdefault(int(tdwa.trie_set[node]), []).append(node)
+    return [Group(frozenset(), frozenset([0]))] + [Group(frozenset(nodes)) for nodes in by_set.values()]
 
 
 def split(tdwa: TerminalDWA, group: Group) -> list[Group] | None:
-    """A group of one subtree as one group per next lexeme (plus the tokens that end at its node);
-    None if it cannot be split."""
-    if len(group.subtrees) != 1 or group.exact:
+    """A group of several subtrees as one group per subtree; of one subtree as one group per next
+    lexeme (plus the tokens that end at its node); None if it cannot be split."""
+    if group.exact:
         return None
+    if len(group.subtrees) > 1:
+        return [Group(frozenset([node])) for node in sorted(group.subtrees)]
     (node,) = group.subtrees
     below = children(tdwa, node)
     if not below:
