@@ -2,8 +2,9 @@
 
 One group holding every outcome gives one walk per mask. On deep operator-precedence grammars that
 automaton explodes (docs/ARCHITECTURE.md, "Layouts"), so the outcomes are split by the token's
-closed lexemes, as trie subtrees: one group for tokens without a closed lexeme, one per first lexeme,
-deeper where a group is still too large (layout.py decides). A group is walked only from stack tops
+closed lexemes, as trie subtrees: one group for tokens without a closed lexeme, one per first
+lexeme's terminal set (the contextual lexer's nodes for its contexts together), deeper where a group
+is still too large (layout.py decides). A group is walked only from stack tops
 with an action on one of its first terminals: with canonical LR(1) tables no token of the group can
 be consumed from any other top. The mask ORs the walks' rows.
 """
