@@ -79,10 +79,13 @@ DASHES = ('start: (p | q | r)+\np: "(" pd ")"\npd: DASH | pd DASH\nq: "[" qd "]"
           'r: "{" rd "}"\nrd: DASH | rd DASH\nDASH: "-"\n')
 
 
-def test_runs_of_short_lexemes_handing_over_to_several_contexts_build_and_mask_exactly(tmp_path):
+@pytest.mark.parametrize("layout", ["one", "grouped"])   # grouped: a first lexeme's contexts in one group
+def test_runs_of_short_lexemes_handing_over_to_several_contexts_build_and_mask_exactly(tmp_path, layout):
     path = tmp_path / "dashes.lark"
     path.write_text(DASHES)
-    b = built(path, "small-gpt2", lexer="contextual", limits=BuildLimits(max_token_paths=1000))
+    b = built(path, "small-gpt2", lexer="contextual", layout=layout,
+              limits=BuildLimits(max_token_paths=1000, max_merged_states=0))
+    assert b.artifact.metadata["dwa"]["layout"] == layout
     judge = lark.Lark(DASHES, parser="lalr")
     documents = [f"{o}{'-' * n}{c}".encode() for n in (1, 5, 33, 70) for o, c in ("()", "[]", "{}")]
     documents.append(b"(---)[" + b"-" * 40 + b"]{-}")
