@@ -1,7 +1,7 @@
 """Every terminal's stack effects as a flat list: the oracle for the compiler's effect graphs.
 
 glrmask_cli.parser.stack_effects builds each terminal's effects as a shared DAG (`build_effect_graphs`).
-This runs the same symbolic LR exploration (its `_Explorer`: the decoded action cells and `_reduce`)
+This runs the same symbolic LR exploration (its `_Explorer`: the decoded action cells and `successors`)
 one configuration at a time and lists every effect, sorted and deduplicated. The list can be
 exponentially larger than the graph (deep precedence chains: sql.lark, python.lark), so only the
 tests (tests/unit/parser/test_stack_effects.py) and the stage benchmark (bench/parser_bench.py) use it.
@@ -63,4 +63,4 @@ def _step(explorer: _Explorer, config: tuple, t: int, effects: set[StackEffect],
         elif kind == ACCEPT:
             effects.add(StackEffect(reads, ()))
         else:
-            todo.extend(explorer._reduce(reads, popped, writes, arg, length))
+            todo.extend(explorer.successors(reads, popped, writes, arg, length))

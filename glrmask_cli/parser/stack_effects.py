@@ -27,6 +27,10 @@ from glrmask_cli.progress import NO_PROGRESS, Progress, Ticker
 from glrmask_runtime.tables import ACCEPT, REDUCE, SHIFT, LRTables, unpack_actions
 
 ANY = -1
+Config = tuple[tuple[int, ...], int, tuple[int, ...]]   # (reads, popped, writes) of a symbolic run
+# an exposed old position: (the deepest concretely read state, the position's distance below it, the
+# nonterminal reduced to, the positions popped past the reads without looking at them)
+Exposure = tuple[int, int, int, int]
 # The default limits under their former names, for devtools/flat_stack_effects.py (glrmask_cli/limits.py
 # is the one home of the values; the compiler passes them down).
 DEFAULT_MAX_CONFIGS = DEFAULTS.max_effect_graph_nodes
@@ -101,7 +105,8 @@ class _Explorer:
         for state, target in zip(states.tolist(), tables.goto[states, columns].tolist()):
             self.pred[target].add(state)
         self._below_cache: dict[tuple[int, int], frozenset[int]] = {}
-        self._exposed_cache: dict[tuple[int, int, int], list[tuple[int, int]]] = {}
+        self._exposed_configs: dict[Exposure, list[tuple[tuple[int, ...], tuple, Config]]] = {}
+        self._shift_targets: dict[tuple[int, int], int] = {}
 
     def cell(self, state: int, t: int) -> tuple[tuple[int, int, int], ...]:
         """The actions of LR state `state` on terminal t (empty: none)."""
@@ -120,35 +125,63 @@ class _Explorer:
         return self._columns[t]
 
     def shift_target(self, state: int, t: int) -> int:
-        return next(arg for kind, arg, _ in self.cell(state, t) if kind == SHIFT)
+        found = self._shift_targets.get((state, t))
+        if found is None:
+            found = self._shift_targets[(state, t)] = next(arg for kind, arg, _ in self.cell(state, t) if kind == SHIFT)
+        return found
 
-    def _reduce(self, reads: tuple, popped: int, writes: tuple, nt: int, length: int) -> list:
+    def _reduce(self, reads: tuple, popped: int, writes: tuple, nt: int, length: int) -> Config | Exposure | None:
+        """The configuration after reducing `length` states to `nt` (None: no goto), or, where the
+        reduction exposes an old position not read yet, its `Exposure` (the states that can lie
+        there branch: `exposed_configs`)."""
         from_writes = min(length, len(writes))
         writes = writes[:len(writes) - from_writes]
         old = length - from_writes
+        unread = 0
         if old:
             popped += old
             if len(reads) < popped:
-                reads = reads + (ANY,) * (popped - len(reads))
+                unread = popped - len(reads)
+                reads = reads + (ANY,) * unread
         if writes or popped < len(reads):
             target = self.goto[writes[-1] if writes else reads[popped]][nt]
-            return [(reads, popped, writes + (target,))] if target >= 0 else []
-        # the exposed old position is read now: branch over the states with a goto on nt that can lie
-        # that deep below the nearest concretely read state (LR stacks are paths of the automaton)
-        anchor = max(k for k, r in enumerate(reads) if r != ANY)
-        return [(reads + (p,), popped, (target,)) for p, target in self._exposed(reads[anchor], popped - anchor, nt)]
+            return (reads, popped, writes + (target,)) if target >= 0 else None
+        anchor = _last_read(reads)
+        return (reads[anchor], popped - anchor, nt, unread)
 
-    def _exposed(self, state: int, distance: int, nt: int) -> list[tuple[int, int]]:
-        """(p, its goto on nt) for the states p with a goto on nt that can lie `distance` positions
-        below `state` (filtered once per key: sympy's latex.lark reads an exposed position 137k
-        times, scanning a few hundred states each)."""
-        key = (state, distance, nt)
-        found = self._exposed_cache.get(key)
+    def exposed_configs(self, exposure: Exposure, shared: dict) -> list[tuple[tuple[int, ...], tuple, Config]]:
+        """Per state p with a goto on the exposure's nonterminal that can lie at the exposed position
+        (LR stacks are paths of the automaton), what its branch becomes, the same in every terminal's
+        exploration: the edge's reads (the positions popped unread, then p; one object in `shared`),
+        the `_canonical` key and configuration of having read p and written its goto. Made once per
+        exposure (sympy's latex.lark: 9k distinct ones, met 137k times, each branching over up to a
+        few hundred states)."""
+        found = self._exposed_configs.get(exposure)
         if found is None:
-            allowed = self._below(state, distance)
-            found = self._exposed_cache[key] = [(p, self.goto[p][nt]) for p in self.states_with_goto[nt]
-                                                if p in allowed]
+            state, distance, nt, unread = exposure
+            found = self._exposed_configs[exposure] = []
+            for p, target in self.exposed(state, distance, nt):
+                labels = (ANY,) * unread + (p,)
+                found.append((shared.setdefault(labels, labels), ((target,), 0, p), ((p,), 0, (target,))))
         return found
+
+    def exposed(self, state: int, distance: int, nt: int) -> list[tuple[int, int]]:
+        """(p, its goto on nt) for the states p with a goto on nt that can lie `distance` positions
+        below `state`."""
+        allowed = self._below(state, distance)
+        return [(p, self.goto[p][nt]) for p in self.states_with_goto[nt] if p in allowed]
+
+    def successors(self, reads: tuple, popped: int, writes: tuple, nt: int, length: int) -> list[Config]:
+        """Every configuration after reducing `length` states to `nt`, an exposure's branches spelled
+        out (devtools/flat_stack_effects.py, the flat oracle, steps one configuration at a time)."""
+        after = self._reduce(reads, popped, writes, nt, length)
+        if after is None:
+            return []
+        if len(after) == 3:
+            return [after]
+        state, distance, nt, unread = after
+        padded = reads + (ANY,) * unread
+        return [(padded + (p,), len(padded), (target,)) for p, target in self.exposed(state, distance, nt)]
 
     def _below(self, state: int, distance: int) -> frozenset[int]:
         """States that can lie `distance` positions below `state` on a stack of the LR automaton."""
@@ -215,11 +248,19 @@ def build_effect_graphs(tables: LRTables, max_nodes: int = DEFAULTS.max_effect_g
     return tuple(graphs)
 
 
+def _last_read(reads: tuple) -> int:
+    """The position of the deepest concretely read state (the first read, at 0, always is)."""
+    k = len(reads) - 1
+    while reads[k] == ANY:
+        k -= 1
+    return k
+
+
 def _canonical(reads: tuple, popped: int, writes: tuple) -> tuple[tuple, tuple, int, tuple]:
     """(key, reads, popped, writes) of the smallest configuration with the same future."""
     if popped < len(reads):                      # the exposed old position was read: its state decides
         return (writes, 0, reads[popped]), (reads[popped],), 0, writes
-    anchor = max(k for k, r in enumerate(reads) if r != ANY)
+    anchor = _last_read(reads)
     distance = popped - anchor
     return (writes, distance, reads[anchor]), (reads[anchor],) + (ANY,) * (distance - 1), distance, writes
 
@@ -235,17 +276,20 @@ class _Exploration:
     accepts: tuple[int, ...]
 
     def graph_of(self, explorer: _Explorer, t: int, shared: dict) -> EffectGraph:
-        finals: list[list[tuple[int, ...]]] = [[] for _ in self.edges]
+        ending: dict[int, list[tuple[int, ...]]] = {}      # the few nodes where runs end
         for node, writes, top in self.shifts:
             written = writes + (explorer.shift_target(top, t),)
-            finals[node].append(shared.setdefault(written, written))
+            ending.setdefault(node, []).append(shared.setdefault(written, written))
         for node in self.accepts:
-            finals[node].append(())
-        return EffectGraph(t, self.roots, self.edges, tuple(_shared_tuple(f, shared) for f in finals))
+            ending.setdefault(node, []).append(())
+        finals = [()] * len(self.edges)
+        for node, items in ending.items():
+            finals[node] = _shared_tuple(items, shared)
+        return EffectGraph(t, self.roots, self.edges, tuple(finals))
 
 
 def _shared_tuple(items: list, shared: dict) -> tuple:
-    found = tuple(sorted(set(items)))
+    found = tuple(items) if len(items) < 2 else tuple(sorted(set(items)))
     return shared.setdefault(found, found)
 
 
@@ -255,17 +299,21 @@ def _explore(explorer: _Explorer, t: int, max_nodes: int, shared: dict) -> _Expl
     edges: list[list[tuple[tuple[int, ...], int]]] = []
     shifts: list[tuple[int, tuple[int, ...], int]] = []
     accepts: list[int] = []
+    exposures: dict[Exposure, list[tuple[tuple[int, ...], int]]] = {}
+
+    def add(key: tuple, config: Config) -> int:
+        if len(configs) >= max_nodes:
+            raise LimitExceeded("max_effect_graph_nodes", max_nodes, "stack effects",
+                                f"terminal {t}'s effect graph is too large")
+        found = index[key] = len(configs)
+        configs.append(config)
+        edges.append([])
+        return found
 
     def node_of(reads: tuple, popped: int, writes: tuple) -> int:
         key, c_reads, c_popped, c_writes = _canonical(reads, popped, writes)
-        if key not in index:
-            if len(configs) >= max_nodes:
-                raise LimitExceeded("max_effect_graph_nodes", max_nodes, "stack effects",
-                                    f"terminal {t}'s effect graph is too large")
-            index[key] = len(configs)
-            configs.append((c_reads, c_popped, c_writes))
-            edges.append([])
-        return index[key]
+        found = index.get(key)
+        return add(key, (c_reads, c_popped, c_writes)) if found is None else found
 
     roots = tuple((p, node_of((p,), 0, ())) for p in explorer.states_with_action[t])
     done = 0
@@ -278,10 +326,26 @@ def _explore(explorer: _Explorer, t: int, max_nodes: int, shared: dict) -> _Expl
             elif kind == ACCEPT:
                 accepts.append(done)
             else:
-                for n_reads, n_popped, n_writes in explorer._reduce(reads, popped, writes, arg, length):
+                after = explorer._reduce(reads, popped, writes, arg, length)
+                if after is None:
+                    continue
+                if len(after) == 3:
+                    n_reads, n_popped, n_writes = after
                     labels = n_reads[len(reads):]
                     edge = (shared.setdefault(labels, labels), node_of(n_reads, n_popped, n_writes))
                     edges[done].append(shared.setdefault(edge, edge))
+                    continue
+                # an exposed position: one edge per state that can lie there, reading it (after the
+                # positions popped unread) and leaving its goto as the only write; the same for every
+                # configuration exposing it so (the key), so made once per exploration
+                branches = exposures.get(after)
+                if branches is None:
+                    branches = exposures[after] = []
+                    for labels, key, config in explorer.exposed_configs(after, shared):
+                        node = index.get(key)
+                        edge = (labels, add(key, config) if node is None else node)
+                        branches.append(shared.setdefault(edge, edge))
+                edges[done].extend(branches)
         done += 1
     return _Exploration(roots, tuple(_shared_tuple(e, shared) for e in edges), tuple(shifts), tuple(accepts))
 
@@ -309,7 +373,12 @@ def max_read_depth(graphs: Sequence[EffectGraph]) -> int:
     """The most old-stack states any effect reads: the longest root-to-node read path of any graph
     (the pipeline checks it against limit max_read_depth)."""
     deepest = 0
+    done: set[tuple[int, int]] = set()
     for graph in graphs:
+        shape = (id(graph.roots), id(graph.edges))    # terminals of one parser column share them
+        if shape in done:
+            continue
+        done.add(shape)
         longest: dict[int, int] = {}
         for node in children_first(graph):
             longest[node] = max((len(labels) + longest[nxt] for labels, nxt in graph.edges[node]), default=0)
