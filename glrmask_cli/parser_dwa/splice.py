@@ -20,6 +20,7 @@ to one of them (`start_of`).
 
 from __future__ import annotations
 
+import functools
 from typing import Sequence
 
 import numpy as np
@@ -301,9 +302,11 @@ class TrieIndex:
     Terminal DWA (the grouped layout of 1,000 keywords builds 1,000 groups):
     next_nodes[(trie node, terminal)]: the children whose closed lexeme can be that terminal;
     terminals_after[trie node]: those terminals, sorted; outcomes_at[trie node]: (outcome id, final)
-    of the outcome paths that end there."""
+    of the outcome paths that end there; node_contexts: `TerminalDWA.node_contexts` (the contextual
+    lexer's; made on first use, once per process)."""
 
     def __init__(self, tdwa: TerminalDWA, term_sets: list[tuple[int, ...]]) -> None:
+        self._tdwa = tdwa
         parent, set_of = tdwa.trie_parent.tolist(), tdwa.trie_set.tolist()
         found: dict[tuple[int, int], list[int]] = {}
         for child in range(1, len(parent)):
@@ -319,6 +322,10 @@ class TrieIndex:
             for node, final in outcome.paths:
                 self.outcomes_at.setdefault(node, []).append((outcome_id, final))
 
+    @functools.cached_property
+    def node_contexts(self) -> list[frozenset[int] | None]:
+        return self._tdwa.node_contexts()
+
 
 class _Scope:
     """What one group's splice reads and never changes: the Terminal DWA's trie (`TrieIndex`), which
@@ -331,7 +338,7 @@ class _Scope:
         self.tdwa, self.term_sets, self.has_action = tdwa, term_sets, has_action
         self.ignored, self.end_terminal, self.group = ignored, end_terminal, group
         self.start_of = start_of
-        self.node_contexts = tdwa.node_contexts() if start_of is not None else None
+        self.node_contexts = trie.node_contexts if start_of is not None else None
         self.next_nodes, self.terminals_after = trie.next_nodes, trie.terminals_after
         self.outcomes_at = trie.outcomes_at
         self._tops: dict[tuple[int, ...], tuple[tuple[int, ...], frozenset[int]]] = {}
