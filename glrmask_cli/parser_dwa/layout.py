@@ -199,9 +199,9 @@ def _grouped(tdwa: TerminalDWA, builds: GroupBuilds, max_states: int, ticker: Ti
     Results are added to `pool` in the groups' order (a split group's parts take its place), so the
     pool does not depend on which build finishes first. Every group is submitted at once, the next
     one first: a long group holds one job while the others build the rest (a finished group's
-    states, minimized, wait in the parent's memory until their turn: at most the layout's pool).
-    sympy latex.lark x cl100k: a group of 222k states takes 160 s, and with 8 groups per job ahead
-    the other job idled for two minutes of it."""
+    states, minimized, wait in the parent's memory until their turn: at most the layout's pool;
+    sympy latex.lark x cl100k: its largest group, 222k states, takes about 160 s, in which the other
+    job builds the other 79)."""
     groups, parts = [], []
     todo = list(reversed(by_first_lexeme(tdwa)))       # a stack: the next group last
     futures = [builds.submit(group, max_states) for group in reversed(todo)][::-1]   # todo's order
