@@ -107,3 +107,28 @@ def test_relabelled_dwa_walks_real_states_as_the_quotient_walks_their_classes(by
     for stack in sample_stacks:
         stack = [s % len(state_class) for s in stack]
         assert walk(real, stack) == walk(dwa, [int(state_class[s]) for s in stack])
+
+
+@st.composite
+def _dags(draw):
+    """A DAG as successor lists (edges only to larger ids, each target once per state) and roots
+    (possibly repeated, possibly with predecessors)."""
+    n = draw(st.integers(1, 40))
+    succ = [sorted(draw(st.sets(st.integers(i + 1, n - 1), max_size=4))) if i + 1 < n else [] for i in range(n)]
+    for targets in succ:
+        draw(st.randoms()).shuffle(targets)       # the lists' own order matters to the numbering
+    roots = draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=4))
+    return succ, roots
+
+
+@given(_dags())
+def test_topological_levels_is_fifo_kahn(dag):
+    """The numpy generation-at-a-time numbering of the layout's automaton is exactly the FIFO Kahn
+    order of `_topological_order` (the artifact's state numbers depend on it)."""
+    from glrmask_cli.parser_dwa.determinize import _topological_levels, _topological_order
+
+    succ, roots = dag
+    offsets = np.zeros(len(succ) + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum([len(t) for t in succ])
+    flat = np.asarray([t for targets in succ for t in targets], dtype=np.int64)
+    assert _topological_levels(offsets, flat, roots) == _topological_order(succ.__getitem__, roots)
