@@ -32,6 +32,7 @@ from glrmask_cli.lexer.contextual import ContextualLexer
 from glrmask_cli.lexer.dfa import moore_rounds, row_classes
 from glrmask_cli.limits import DEFAULTS
 from glrmask_cli.progress import NO_PROGRESS, Progress, Ticker
+from glrmask_cli.ragged import row_positions
 from glrmask_cli.vocab.vocabulary import Vocabulary
 from glrmask_runtime.tables import DEAD, END_OF_INPUT, SHIFT, START, LexerTables, LRTables, unpack_actions
 
@@ -422,8 +423,7 @@ def _scan(lexer: LexerTables, contexts: LexerContexts, states: np.ndarray, rows:
                 offsets, flat_starts = contexts.next_starts_csr      # one copy per (fork, next START)
                 counts = offsets[accepted[forks] + 1] - offsets[accepted[forks]]
                 which = np.repeat(forks, counts)
-                first = np.repeat(offsets[accepted[forks]] - (np.cumsum(counts) - counts), counts)
-                to = flat_starts[first + np.arange(len(which))]
+                to = flat_starts[row_positions(offsets[accepted[forks]], counts)]
                 after = transitions.take(to * width + byte[closing[which]])
                 alive = np.flatnonzero(after != DEAD)
                 which, to, after = which[alive], to[alive], after[alive]

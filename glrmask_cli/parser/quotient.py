@@ -28,6 +28,7 @@ from typing import Sequence
 
 import numpy as np
 
+from glrmask_cli.ragged import row_positions
 from glrmask_runtime.tables import REDUCE, SHIFT, LRTables, unpack_actions
 
 
@@ -176,7 +177,7 @@ def _quotient_tables(tables: LRTables, state_class: np.ndarray, terminal_class: 
     offsets = np.asarray(tables.action_offsets, dtype=np.int64)
     counts = offsets[real + 1] - offsets[real]
     cell = np.repeat(np.arange(len(real), dtype=np.int64), counts)
-    at = np.repeat(offsets[real], counts) + (np.arange(len(cell)) - np.repeat(np.cumsum(counts) - counts, counts))
+    at = row_positions(offsets[real], counts)
     kind, arg = kinds[at], args[at]
     mapped = np.where(kind == SHIFT, state_class[np.where(kind == SHIFT, arg, 0)],
                       np.where(kind == REDUCE, rule_of[np.where(kind == REDUCE, arg, 0)], arg))

@@ -30,6 +30,7 @@ from glrmask_cli.parser_dwa.groups import Group, by_first_lexeme, gate, split, w
 from glrmask_cli.parser_dwa.splice import EffectIndex, TrieIndex, build_read_nfa
 from glrmask_cli.parser_dwa.workers import Built, GroupBuilds, Task
 from glrmask_cli.progress import NO_PROGRESS, Progress, Ticker
+from glrmask_cli.ragged import row_positions
 from glrmask_cli.terminal_dwa import TerminalDWA
 from glrmask_runtime.tables import LRTables
 
@@ -103,11 +104,9 @@ def _per_real_state(roots: tuple[np.ndarray, np.ndarray], state_class: np.ndarra
     """Walk roots per state of the quotient (CSR) -> per real LR state: those of its class."""
     offsets, flat = roots
     counts = np.diff(offsets)[state_class]
-    starts = np.repeat(offsets[state_class], counts)
-    within = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
     real_offsets = np.zeros(len(state_class) + 1, dtype=np.int64)
     real_offsets[1:] = np.cumsum(counts)
-    return real_offsets, flat[starts + within]
+    return real_offsets, flat[row_positions(offsets[state_class], counts)]
 
 
 def _group_task(tdwa: TerminalDWA, term_sets: list[tuple[int, ...]], effects: Sequence[EffectGraph],

@@ -24,6 +24,7 @@ import numpy as np
 from glrmask_cli.forks import fork_map
 from glrmask_cli.parser_dwa.determinize import ParserDWA
 from glrmask_cli.progress import NO_PROGRESS, Progress, Ticker
+from glrmask_cli.ragged import row_positions
 from glrmask_cli.terminal_dwa import NO_OUTCOME, LexerContexts, TerminalDWA
 from glrmask_runtime.tables import START
 
@@ -312,7 +313,7 @@ class _Holders:
         if not total:
             return np.zeros(0, dtype=np.int64), np.zeros((0, 1), dtype=np.uint64)
         local = np.repeat(np.arange(len(present), dtype=np.int64), counts)
-        at = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts) + starts[local]
+        at = row_positions(starts, counts)
         hit, row = np.unique(self._accepts[at], return_inverse=True)
         out = np.zeros((len(hit), (len(present) + 63) // 64), dtype=np.uint64)
         np.add.at(out, (row, local // 64), np.left_shift(np.uint64(1), (local % 64).astype(np.uint64)))

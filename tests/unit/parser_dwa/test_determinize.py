@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from glrmask_cli.errors import LimitExceeded
 from glrmask_cli.parser.stack_effects import ANY
-from glrmask_cli.parser_dwa.determinize import NO_STATE, StatePool, determinize
+from glrmask_cli.parser_dwa.determinize import NO_STATE, StatePool, _topological_levels, determinize
 from glrmask_cli.parser_dwa.read_nfa import ReadNFA
 from tests.support.dwa_walk import walk
 
@@ -147,8 +147,6 @@ def _fifo_kahn(succ: list[list[int]], roots: list[int]) -> list[int]:
 def test_topological_levels_is_fifo_kahn(dag):
     """The numpy generation-at-a-time numbering of a group's and the layout's automata is exactly
     the FIFO Kahn order (the artifact's state numbers depend on it)."""
-    from glrmask_cli.parser_dwa.determinize import _topological_levels
-
     succ, roots = dag
     offsets = np.zeros(len(succ) + 1, dtype=np.int64)
     offsets[1:] = np.cumsum([len(t) for t in succ])
