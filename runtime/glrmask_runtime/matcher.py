@@ -207,7 +207,7 @@ class Matcher:
         closes = art.closes[q]
         if not closes:
             return _walks_key(row_map, accepts)
-        row_ids = tuple(row for row in (row_map.get(accept, 0) for accept in accepts) if row)
+        row_ids = _rows_of(row_map, accepts)
         parts = []
         after_close = walked.after_close
         if after_close is None:
@@ -234,13 +234,11 @@ class Matcher:
         if closed is _NO_STACKS:
             return ()
         if art.lexer_start is None:
-            row_map = art.row_maps[START]
-            return tuple(row for row in (row_map.get(a, 0) for a in self._accepts(closed, START, allowed)) if row)
+            return _rows_of(art.row_maps[START], self._accepts(closed, START, allowed))
         rows: list[int] = []
         for start, part in closed.by_start(art):   # each stack lexes on in its top's context
-            row_map = art.row_maps[start]
-            rows += [row for row in (row_map.get(a, 0) for a in self._accepts(part, start, allowed)) if row]
-        return tuple(rows)
+            rows += _rows_of(art.row_maps[start], self._accepts(part, start, allowed))
+        return tuple(dict.fromkeys(rows))
 
     def fill_bitmask(self, bitmask: np.ndarray, index: int = 0) -> None:
         """Write the allowed tokens into row `index` of an int32 (batch, W) bitmask.
@@ -522,8 +520,16 @@ def _walks_key(row_map: Mapping[int, int], accepts: list[int]) -> MaskKey:
     or the rows to OR (`_combined`)."""
     if len(accepts) == 1:                 # one walk's last state: its row
         return row_map.get(accepts[0], 0)
-    rows = tuple(row for row in (row_map.get(accept, 0) for accept in accepts) if row)
+    rows = _rows_of(row_map, accepts)
     return (rows, ()) if len(rows) > 1 else rows[0] if rows else 0
+
+
+def _rows_of(row_map: Mapping[int, int], accepts: list[int]) -> tuple[int, ...]:
+    """The distinct non-empty rows of walks that ended at `accepts`, in the order first met (walks
+    of different roots or stacks often end in states with the same row: one OR each is enough)."""
+    rows = dict.fromkeys([row_map.get(accept, 0) for accept in accepts])
+    rows.pop(0, None)
+    return tuple(rows)
 
 
 def _combined(art: Artifact, rows: tuple[int, ...],
