@@ -37,7 +37,7 @@ def dwa_dot(art: Artifact) -> str:
     lines = ["digraph parser_dwa {", "  rankdir=LR;", "  node [shape=circle];"]
     for d in range(art.n_dwa_states):
         lines.append(f'  d{d} [label="{d}\\naccept {int(art.accept_of[d])}"];')
-        for label, target in sorted(art.dwa_edges[d].items()):
+        for label, target in sorted(art.dwa_edge_map(d).items()):
             lines.append(f'  d{d} -> d{target} [label="{label}"];')
         if art.dwa_default[d] >= 0:
             lines.append(f'  d{d} -> d{art.dwa_default[d]} [label="*", style=dashed];')
@@ -76,7 +76,7 @@ def reachable_dwa_dot(art: Artifact, trace: dict[str, Any], depth: int | None) -
         allowed = f"\\nrow {row}: {_count(art, row)} tokens" if row else ""
         emits = "\\nemits" if d in art.emitting else ""
         lines.append(f'  d{d} [label="{d}\\naccept {int(art.accept_of[d])}{emits}{allowed}"{style}];')
-        edges = sorted(art.dwa_edges[d].items())
+        edges = sorted(art.dwa_edge_map(d).items())
         shown = [(label, t) for label, t in edges if t in keep and ((d, t) in walked_edges or depth)]
         shown = shown[:MAX_EDGES_SHOWN] + [(label, t) for label, t in shown[MAX_EDGES_SHOWN:] if (d, t) in walked_edges]
         for label, target in shown:
@@ -104,7 +104,7 @@ def _escape(text: str) -> str:
 
 
 def _targets(art: Artifact, d: int) -> list[int]:
-    targets = sorted(set(art.dwa_edges[d].values()))
+    targets = sorted(set(art.dwa_edge_map(d).values()))
     default = art.dwa_default[d]
     return ([default] if default >= 0 else []) + [t for t in targets if t != default]
 

@@ -21,7 +21,7 @@ from glrmask_runtime.contextual import ContextualRecognizer, ContextualState
 from glrmask_runtime.errors import ArtifactError, TokenizerMismatch
 from glrmask_runtime.format import Container, read_container
 from glrmask_runtime.glr import GSSNode
-from glrmask_runtime.lazy import OnFirstUse, csr_dicts, csr_slices, flat
+from glrmask_runtime.lazy import Lookup, OnFirstUse, csr_lookups, csr_slices, flat
 from glrmask_runtime.recognizer import AnyRecognizer, ParseState, Recognizer
 from glrmask_runtime.schema import ARTIFACT_KIND as ARTIFACT_KIND
 from glrmask_runtime.schema import optional_sections_for, sections_for
@@ -88,11 +88,13 @@ class Artifact:
         self.n_dwa_states = int(s["dwa.default"].shape[0])
         # Per-state Python views are built on first use (lazy.py): a load costs milliseconds whatever
         # the artifact's size, and a process holds only what its requests reached.
-        self.dwa_edges = csr_dicts(s["dwa.edge_offsets"], s["dwa.edge_labels"], s["dwa.edge_targets"])
         # per DWA state, compact (a process's own memory: 8 bytes a state) and read as Python ints
         self.dwa_default = _int_array(s["dwa.default"])
+        # DWA state -> LR state -> the next state (a missing LR state: the default edge; see `dwa_edge_map`)
+        self.dwa_edges = csr_lookups(s["dwa.edge_offsets"], s["dwa.edge_labels"], s["dwa.edge_targets"],
+                                     self.lr.n_states, self.dwa_default.__getitem__)
         self.accept_of: AcceptIds
-        self.row_maps: OnFirstUse[dict[int, int]]
+        self.row_maps: OnFirstUse[Lookup]      # lexer state -> accept id -> row (missing: 0, the empty row)
         # per DWA state, 1 where a walk takes its accept id when it passes it, not only where it stops (format 5)
         self.emits = (s["dwa.emits"].astype(np.uint8).tobytes() if "dwa.emits" in s
                       else bytes(self.n_dwa_states))
@@ -112,7 +114,9 @@ class Artifact:
         else:
             self.dwa_roots = csr_slices(s["dwa.root_offsets"], s["dwa.roots"], tuple)
             self.accept_of = _int_array(s["dwa.accept_of"])
-            self.row_maps = csr_dicts(s["rows.q_offsets"], s["rows.q_accepts"], s["rows.q_rows"])
+            n_accept = int(s["dwa.accept_of"].max()) + 1 if s["dwa.accept_of"].size else 0
+            self.row_maps = csr_lookups(s["rows.q_offsets"], s["rows.q_accepts"], s["rows.q_rows"], n_accept,
+                                        _no_row)
             every = frozenset(np.unique(s["dwa.roots"]).tolist())
             self.q_roots = _root_sets(s, "dwa.q_root", every)
             self.closes = _closes(s, _root_sets(s, "rows.close_root", every))
@@ -205,6 +209,13 @@ class Artifact:
             lo, hi = int(self._token_offsets[token_id]), int(self._token_offsets[token_id + 1])
             found = self._token_cache[token_id] = self._token_data[lo:hi].tobytes()
         return found
+
+    def dwa_edge_map(self, d: int) -> dict[int, int]:
+        """DWA state d's explicit edges as stored, LR state -> next state (its default edge apart),
+        for tools; walks read `dwa_edges`, whose entries may list every LR state."""
+        s = self._sections
+        lo, hi = int(s["dwa.edge_offsets"][d]), int(s["dwa.edge_offsets"][d + 1])
+        return dict(zip(s["dwa.edge_labels"][lo:hi].tolist(), s["dwa.edge_targets"][lo:hi].tolist(), strict=True))
 
     def lr_core(self, state: int) -> str | None:
         """LR state `state`'s kernel items as text (`object -> "{" . members "}"`), if the artifact
@@ -397,11 +408,17 @@ def _int_array(values: np.ndarray) -> array[int]:
     return out
 
 
-def _dense_row_maps(table: np.ndarray) -> tuple[list[int], OnFirstUse[dict[int, int]]]:
+def _dense_row_maps(table: np.ndarray) -> tuple[list[int], OnFirstUse[Lookup]]:
     """Format 1's dense (n_lexer_states, n_dwa_states) row table as format 2's accept ids and maps."""
     n_lex, n_dwa = table.shape
     offsets = np.arange(n_lex + 1, dtype=np.int64) * n_dwa
-    return list(range(n_dwa)), csr_dicts(offsets, np.tile(np.arange(n_dwa), n_lex), table.reshape(-1))
+    return list(range(n_dwa)), csr_lookups(offsets, np.tile(np.arange(n_dwa), n_lex), table.reshape(-1), n_dwa,
+                                           _no_row)
+
+
+def _no_row(_: int) -> int:
+    """The row of an accept id a lexer state lists none for: 0, the empty row."""
+    return 0
 
 
 def _prefault(array: np.ndarray) -> None:

@@ -23,6 +23,7 @@ from glrmask_runtime.bitmask import NATIVE_INT32, bitmask_array
 from glrmask_runtime.contextual import ContextualState
 from glrmask_runtime.errors import InputRejected, TokenRejected
 from glrmask_runtime.glr import GSSNode
+from glrmask_runtime.lazy import Lookup
 from glrmask_runtime.recognizer import ParseState
 from glrmask_runtime.tables import START
 
@@ -515,7 +516,7 @@ def _shared_walked(art: Artifact, stacks: tuple[GSSNode, ...]) -> _Walked:
     return walked
 
 
-def _walks_key(row_map: Mapping[int, int], accepts: list[int]) -> MaskKey:
+def _walks_key(row_map: Lookup, accepts: list[int]) -> MaskKey:
     """The mask of walks that ended at `accepts`, with no runtime close: one pool row id (0: none),
     or the rows to OR (`_combined`)."""
     if len(accepts) == 1:                 # one walk's last state: its row
@@ -524,7 +525,7 @@ def _walks_key(row_map: Mapping[int, int], accepts: list[int]) -> MaskKey:
     return (rows, ()) if len(rows) > 1 else rows[0] if rows else 0
 
 
-def _rows_of(row_map: Mapping[int, int], accepts: list[int]) -> tuple[int, ...]:
+def _rows_of(row_map: Lookup, accepts: list[int]) -> tuple[int, ...]:
     """The distinct non-empty rows of walks that ended at `accepts`, in the order first met (walks
     of different roots or stacks often end in states with the same row: one OR each is enough)."""
     rows = dict.fromkeys([row_map.get(accept, 0) for accept in accepts])
@@ -566,7 +567,7 @@ def _union(pool: np.ndarray, rows: tuple[int, ...]) -> np.ndarray:
     return mask
 
 
-def _dag_accepts(accept_of: AcceptIds, edges: dict[int, dict[int, int]], default: Sequence[int],
+def _dag_accepts(accept_of: AcceptIds, edges: Mapping[int, Lookup], default: Sequence[int],
                  emits: bytes, start: list[tuple[GSSNode, int]]) -> list[int]:
     """Walk every path of a graph-structured stack; the accept ids of the states where walks stop
     and of the emitting states they pass. Each (GSS node, DWA state) pair is walked from once (paths

@@ -95,7 +95,10 @@ def test_per_state_views_are_built_on_first_use():
     s = art.container.sections
     for d, edges in art.dwa_edges.items():
         lo, hi = s["dwa.edge_offsets"][d], s["dwa.edge_offsets"][d + 1]
-        assert edges == {int(k): int(v) for k, v in zip(s["dwa.edge_labels"][lo:hi], s["dwa.edge_targets"][lo:hi])}
+        stored = {int(k): int(v) for k, v in zip(s["dwa.edge_labels"][lo:hi], s["dwa.edge_targets"][lo:hi])}
+        assert art.dwa_edge_map(d) == stored
+        default = art.dwa_default[d]
+        assert all(edges.get(label, default) == stored.get(label, default) for label in range(art.lr.n_states))
     for q, row in art.recognizer.scanner.trans_rows.items():
         assert row == [int(x) for x in s["lexer.transitions"][q]]
     for q, closes in art.closes.items():
