@@ -334,3 +334,24 @@ def test_stress_grammar_language_equals_earley(name, tmp_path):
                 state = r.feed(state, s[i:i + 1])
                 if i + 1 < len(s):
                     assert r.can_finish(state) == lark_accepts(judge, s[:i + 1]), (s, i)
+
+
+# ---- conflicts: lark's LALR parser resolves them, GLRMask keeps them -------------------------------
+
+SHIFT_REDUCE = 'start: "a" "b" "c" | t "b"\nt: "a"\n'
+
+
+@pytest.mark.parametrize("lexer", ["basic", "contextual"])
+def test_shift_reduce_conflict_kept_where_lark_lalr_shifts(lexer, tmp_path):
+    """docs/semantics.md, "Conflicts of lark's LALR parser": after `a` with `b` next, lark's LALR
+    parser shifts (its lalr_analysis resolves every shift/reduce conflict as a shift) and so rejects
+    `ab`, which the grammar derives (start -> t "b"; lark's Earley parser accepts it). GLRMask keeps
+    both actions, so it accepts `ab`, and `abc` as lark does."""
+    path = tmp_path / "shift_reduce.lark"
+    path.write_text(SHIFT_REDUCE)
+    ch = load_checker(str(path), lexer=lexer)
+    lalr = Lark(SHIFT_REDUCE, parser="lalr", lexer=lexer)
+    earley = Lark(SHIFT_REDUCE, parser="earley")
+    assert not _parses(lalr, "ab") and _parses(earley, "ab") and ch.check_bytes(b"ab").ok
+    assert _parses(lalr, "abc") and ch.check_bytes(b"abc").ok
+    assert not ch.check_bytes(b"ac").ok and not _parses(earley, "ac")
