@@ -5,16 +5,18 @@ hash). Building those for every state at load costs about a microsecond per entr
 milliseconds for a code grammar's artifact, most of it for states no request reaches. These views
 build an entry on its first lookup and keep it, so a load costs the same whatever the artifact's
 size, and a process holds only what its requests reached. A built entry is a plain dict lookup,
-or, for an entry that holds most of its key space (`csr_lookups`), a list over every key: a root of
-the Parser DWA has an edge for nearly every LR state (sql.lark: 12,595 of 12,596), and a dict of
-those took 1 ms to build on a request's first mask, a list 0.14 ms.
+or, for an entry that holds a good part of its key space (`csr_lookups`), an int64 array over every
+key: a root of the Parser DWA has an edge for nearly every LR state (sql.lark: 12,595 of 12,596),
+and a dict of those took 1 ms to build on a request's first mask, the array 20 us (and 8 bytes a
+key against about 80 an entry).
 Lookups must use `view[i]` (`get` and iteration see only what was built).
 """
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
@@ -57,13 +59,19 @@ def csr_slices(offsets: np.ndarray, items: np.ndarray, convert: Callable[[list[i
 
 
 DENSE_MIN = 256    # entries with fewer keys stay dicts: cheap to build, and dict.get is the fastest lookup
-DENSE_SHARE = 4    # ... and so do entries holding less than a quarter of the key space
+DENSE_SHARE = 8    # ... and so do entries holding less than an eighth of the key space (smaller as dicts)
 
 
-class DenseLookup(list[int]):
-    """An entry of `csr_lookups` as a list over every key 0..n-1, the keys it lacks holding its fill
-    value. `get(key, default)` is that list's item: `default` is not used, since callers pass the
-    fill (the state's default edge, the empty row) as the value of a missing key."""
+if TYPE_CHECKING:
+    _Int64Array = array[int]
+else:
+    _Int64Array = array     # array.array takes no type argument at run time (Python 3.11)
+
+
+class DenseLookup(_Int64Array):
+    """An entry of `csr_lookups` as an int64 array over every key 0..n-1, the keys it lacks holding
+    its fill value. `get(key, default)` is that array's item: `default` is not used, since callers
+    pass the fill (the state's default edge, the empty row) as the value of a missing key."""
 
     __slots__ = ()
 
@@ -84,8 +92,10 @@ def csr_lookups(offsets: np.ndarray, keys: np.ndarray, values: np.ndarray, n_key
     def build(i: int) -> Lookup:
         lo, hi = bounds[i], bounds[i + 1]
         if hi - lo >= DENSE_MIN and (hi - lo) * DENSE_SHARE >= n_keys:
-            table = np.full(n_keys, fill(i), dtype=np.int64)
+            table = np.full(n_keys, fill(i), dtype="=i8")
             table[keys[lo:hi]] = values[lo:hi]
-            return DenseLookup(table.tolist())
+            dense = DenseLookup("q")
+            dense.frombytes(table.tobytes())
+            return dense
         return dict(zip(k[lo:hi].tolist(), v[lo:hi].tolist(), strict=True))
     return OnFirstUse(build)
