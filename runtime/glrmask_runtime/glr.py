@@ -137,25 +137,32 @@ class GLRParser:
         With `want_accept` (t = END), returns a truthy object iff ACCEPT is reached.
         """
         cells, goto, n_t = self._cells, self._goto, self.n_terminals
+        # the top: `node` itself until a reduction, then the cell (state, (under,)), made only if it
+        # stays (a chain of reductions pops most of the cells it would push)
+        state, under = node.state, None
         while True:
-            cell = cells[node.state * n_t + t]
+            cell = cells[state * n_t + t]
             if cell is None:
                 return None
             shifts, reduces, accept = cell
             if accept and want_accept:
-                return node
+                return node if under is None else self.cell(state, (under,))
             if len(shifts) + len(reduces) != 1:
                 return _FALLBACK if (shifts or reduces) else None
             if shifts:
-                return None if want_accept else self.cell(shifts[0], (node,))
+                if want_accept:
+                    return None
+                return self.cell(shifts[0], (node if under is None else self.cell(state, (under,)),))
             nt, length = reduces[0]
             exposed = node
+            if under is not None:        # popping the unmade top exposes its one parent
+                exposed, length = under, length - 1
             for _ in range(length):
                 parents = exposed.parents
                 if len(parents) != 1:
                     return _FALLBACK
                 exposed = parents[0]
-            node = self.cell(goto[exposed.state][nt], (exposed,))
+            state, under = goto[exposed.state][nt], exposed
 
     def _linear_tops(self, stacks: tuple[GSSNode, ...], t: int) -> list[_Top] | _Fallback:
         """Every top that reductions on lookahead `t` reach and whose cell shifts or accepts, each
