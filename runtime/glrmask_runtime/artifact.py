@@ -69,7 +69,7 @@ class Artifact:
         self._token_offsets = s["vocab.token_offsets"]
         self._token_data = s["vocab.token_data"]
         self._token_cache: dict[int, bytes] = {}
-        _validate_tables(self)
+        n_accept = _validate_tables(self)
         # lark's contextual lexer (format 4, both sections or neither): per LR state the START of its
         # context; a basic-lexer artifact has one context, whose START is START.
         self.contextual = "lr.lexer_start" in s
@@ -114,7 +114,6 @@ class Artifact:
         else:
             self.dwa_roots = csr_slices(s["dwa.root_offsets"], s["dwa.roots"], tuple)
             self.accept_of = _int_array(s["dwa.accept_of"])
-            n_accept = int(s["dwa.accept_of"].max()) + 1 if s["dwa.accept_of"].size else 0
             self.row_maps = csr_lookups(s["rows.q_offsets"], s["rows.q_accepts"], s["rows.q_rows"], n_accept,
                                         _no_row)
             every = frozenset(np.unique(s["dwa.roots"]).tolist())
@@ -303,8 +302,9 @@ def _in_range(array: np.ndarray, low: int, high: int) -> bool:
     return array.size == 0 or (int(array.min()) >= low and int(array.max()) < high)
 
 
-def _validate_tables(art: Artifact) -> None:
-    """Cross-check every id against the table it indexes, so the hot path can trust them."""
+def _validate_tables(art: Artifact) -> int:
+    """Cross-check every id against the table it indexes, so the hot path can trust them; returns
+    the number of accept ids the row tables were checked against (0 for format 1, which has none)."""
     p, s = art.path, art._sections
     lexer, lr = art.lexer, art.lr
     n_lex, n_sets = lexer.transitions.shape[0], lexer.term_set_offsets.shape[0] - 1
@@ -370,10 +370,12 @@ def _validate_tables(art: Artifact) -> None:
     else:
         row_table = s["dwa.row_by_lexer_state"]
         _check(row_table.shape == (n_lex, n_dwa) and _in_range(row_table, 0, n_rows), p, "DWA row table")
+        n_accept = 0
     _check(art.rows.shape[1] == (art.vocab_size + 31) // 32 and art.rows.shape[0] >= 1, p, "row pool shape")
     _check(art._token_offsets.shape == (art.vocab_size + 1,)
            and _monotone(art._token_offsets, art._token_data.size), p, "token byte offsets")
     _check(all(0 <= t < art.vocab_size for t in art.eos_token_ids), p, "EOS id out of range")
+    return n_accept
 
 
 def _root_sets(s: Any, kind: str, every: frozenset[int]) -> OnFirstUse[frozenset[int]]:
