@@ -165,7 +165,7 @@ def build_command(grammar, tokenizer, tokenizer_pattern, output, start, eos_toke
             progress.done()
     if not quiet:
         meta = built.metadata
-        for warning in meta["lexer"]["warnings"]:
+        for warning in meta["lexer"]["warnings"] + meta["parser"]["warnings"]:
             click.echo(f"warning: {warning}", err=True)
         shown = "<stdout>" if target == STDOUT else target
         source = " (from the build cache)" if built.from_cache else ""

@@ -14,12 +14,13 @@ import os
 import re
 import re._constants as sre_constants
 import re._parser as sre_parser
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
 from lark.exceptions import GrammarError as LarkGrammarError
 from lark.exceptions import LarkError
+from lark.grammar import Rule as LarkRule
 from lark.lexer import PatternStr, TerminalDef
 from lark.load_grammar import load_grammar as lark_load_grammar
 from lark.utils import get_regexp_width
@@ -75,6 +76,9 @@ class GrammarSpec:
     terminals: tuple[TerminalSpec, ...]   # sorted by name; index = terminal id
     rules: tuple[RuleSpec, ...]           # in a deterministic order
     ignore: tuple[str, ...]               # names of %ignore'd terminals (sorted)
+    # lark's compiled rules (priorities kept), for what lark's own LALR parser makes of the grammar
+    # (parser/lark_lalr.py); decided by the fields above and the grammar's text, so not compared
+    lark_rules: tuple[LarkRule, ...] = field(default=(), compare=False, repr=False)
 
     def terminal_id(self, name: str) -> int:
         for i, t in enumerate(self.terminals):
@@ -146,7 +150,7 @@ def _build_spec(text: str, source: str, stem: str, digest: str, start: str | Non
     for t in terminals:
         _check_terminal(t, source, text)
     return GrammarSpec(name=stem, sha256=digest, start=start, terminals=terminals, rules=rules,
-                       ignore=tuple(sorted(set(ignore))))
+                       ignore=tuple(sorted(set(ignore))), lark_rules=tuple(lark_rules))
 
 
 def _lark_grammar(text: str, source: str, import_paths: tuple[str, ...]):

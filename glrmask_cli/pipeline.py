@@ -33,6 +33,7 @@ from glrmask_cli.lexer_option import DEFAULT_LEXER, LexerKind
 from glrmask_cli.limits import DEFAULTS, BuildLimits
 from glrmask_cli.output import write_output
 from glrmask_cli.parser.cfg import build_cfg
+from glrmask_cli.parser.lark_lalr import shift_preferred, shift_preferred_warnings
 from glrmask_cli.parser.lr import LRBuild, build_lr, terminal_followers
 from glrmask_cli.parser.normalize import NormalizedGrammar, normalize
 from glrmask_cli.parser.quotient import LRQuotient, quotient
@@ -83,6 +84,7 @@ class Compiled:
     limits_reached: tuple[str, ...] = ()                      # auto layout tries that hit a budget
     contextual: ContextualLexer | None = None                 # lark's contextual lexer (`lexer` is its DFA)
     quotient: LRQuotient | None = None                        # the LR automaton the Parser DWA reads
+    parser_warnings: tuple[str, ...] = ()                     # where lark's LALR parser accepts less
 
 
 @dataclass(frozen=True)
@@ -192,6 +194,7 @@ def compile_grammar(grammar_path: str | os.PathLike, *, tokenizer: str | Vocabul
         else:
             assert lexer_build is not None
             warnings = lexer_build.warnings + tuple(boundary_warnings(tables, grammar.terminals, followers))
+        parser_warnings = shift_preferred_warnings(shift_preferred(grammar))
         lr_quotient = quotient(lr, tables.ignored.tolist(),
                                None if front.contextual is None else front.contextual.start_of)
         effects = build_effect_graphs(lr_quotient.tables, limits.max_effect_graph_nodes, progress)
@@ -213,7 +216,7 @@ def compile_grammar(grammar_path: str | os.PathLike, *, tokenizer: str | Vocabul
     cores = tuple(front.lr.describe_state(state) for state in range(lr.n_states))
     return Compiled(grammar, tables, warnings, front.normalized, lr, len(front.lr.conflicts),
                     effects, vocab, dwa.terminal_dwa, dwa, rows, t, read_depth, limits, cores,
-                    tuple(reached), front.contextual, lr_quotient)
+                    tuple(reached), front.contextual, lr_quotient, parser_warnings)
 
 
 # the limit on read-NFA nodes of each auto try before the last (limits.py)
@@ -323,7 +326,7 @@ def artifact_metadata(c: Compiled) -> dict:
                   **({} if c.contextual is None else {"n_contexts": c.contextual.n_contexts})},
         "parser": {"n_states": c.lr.n_states, "n_terminals": c.lr.n_terminals, "conflicts": c.conflicts,
                    "n_rules": int(c.lr.rule_len.shape[0]), "rewrites": list(c.normalized.rewrites),
-                   "max_read_depth": c.read_depth},
+                   "max_read_depth": c.read_depth, "warnings": list(c.parser_warnings)},
         "build": {"limits": dataclasses.asdict(c.limits), "limits_reached": list(c.limits_reached)},
         "dwa": {"n_states": c.parser_dwa.dwa.n_states, "n_transitions": c.parser_dwa.dwa.n_transitions,
                 "depth": c.parser_dwa.dwa.depth(), "layout": c.parser_dwa.layout,

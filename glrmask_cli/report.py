@@ -30,7 +30,8 @@ def artifact_report(art: Artifact) -> dict[str, Any]:
                   "contexts": m["lexer"].get("n_contexts", 1), "warnings": m["lexer"]["warnings"]},
         "parser": {"lr_states": m["parser"]["n_states"], "conflicts": m["parser"]["conflicts"],
                    "rules": m["parser"]["n_rules"], "max_read_depth": m["parser"]["max_read_depth"],
-                   "normalization_rewrites": m["parser"]["rewrites"]},
+                   "normalization_rewrites": m["parser"]["rewrites"],
+                   "warnings": m["parser"].get("warnings", [])},
         "dwa": {"layout": m["dwa"].get("layout", "one"), "groups": m["dwa"].get("n_groups", 1),
                 "runtime_closes": art.n_runtime_closes,
                 "states": m["dwa"]["n_states"], "transitions": m["dwa"]["n_transitions"],
@@ -193,7 +194,8 @@ def format_report(report: dict[str, Any]) -> str:
         + (f" ({lx['contexts']} contexts)" if lx["contexts"] > 1 else "") + f", {len(lx['warnings'])} warnings",
         *[f"              warning: {w}" for w in lx["warnings"]],
         f"parser        {p['lr_states']} LR states, {p['conflicts']} conflicts, {p['rules']} rules, "
-        f"max read depth {p['max_read_depth']}",
+        f"max read depth {p['max_read_depth']}, {len(p['warnings'])} warnings",
+        *[f"              warning: {w}" for w in p["warnings"]],
         f"normalization {len(p['normalization_rewrites'])} rewrites",
         *[f"              {r}" for r in p["normalization_rewrites"]],
         f"parser DWA    {d['states']} states, {d['transitions']} transitions, depth {d['depth']}, "
