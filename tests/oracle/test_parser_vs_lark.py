@@ -3,8 +3,9 @@
 Documented semantic difference (docs/semantics.md, "Scanning" and "Differences from lark"): our
 scanner follows lark's basic lexer without backtracking; lark's Earley (dynamic lexer) and contextual
 LALR lexers can split text differently. Where verdicts differ, the test requires that lark's Earley
-*parser* agrees with us on our own lexeme sequence (so the difference is the lexing rule, not the
-parser) and names the case. Package grammars come from pinned PyPI archives.
+*parser* agrees with us on our own lexeme sequence (so the difference is the lexing rule, or, where
+lark's LALR parser rejects even that sequence, a conflict it resolves by shifting: `Agreement`) and
+names the case. Package grammars come from pinned PyPI archives.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from lark import Lark
-from lark.exceptions import LarkError
+from lark.exceptions import GrammarError, LarkError
 
 from devtools.data import (
     REPO_ROOT,
@@ -34,6 +35,7 @@ from glrmask_cli.check import Checker, load_checker
 from glrmask_cli.parser.cfg import build_cfg
 from glrmask_runtime.contextual import ContextualRecognizer
 from glrmask_runtime.errors import InputRejected
+from glrmask_runtime.recognizer import Recognizer
 
 SUITE = REPO_ROOT / "tests" / "data" / "JSONTestSuite"
 
@@ -51,36 +53,49 @@ def lexeme_judge_agrees(ch: Checker, data: bytes, ours: bool) -> bool:
 
     With the contextual lexer the lexemes depend on the parse, so the one class left is checked by
     its reason: we reject where an open lexeme cannot continue (no backtracking, docs/semantics.md)."""
-    r = ch.recognizer
-    if isinstance(r, ContextualRecognizer):
+    if isinstance(ch.recognizer, ContextualRecognizer):
         return not ours and "cannot continue" in ch.check_bytes(data).reason
+    texts = _our_lexemes(ch, data)
+    if texts is None:
+        return not ours          # our scanner rejected the text: nothing for the parser to judge
+    judge = _terminal_judge(ch, "earley")
+    assert judge is not None
+    return any(_parses(judge, t) for t in texts) == ours
+
+
+def _our_lexemes(ch: Checker, data: bytes) -> list[str] | None:
+    """Our basic lexer's lexemes of `data` as texts for `_terminal_judge` (terminal t as U+4E00 + t;
+    one text per choice of terminal in a lexeme's set, ignored ones may vanish), or None where our
+    scanner rejects `data` or its last lexeme cannot end there."""
+    r = ch.recognizer
+    assert isinstance(r, Recognizer)
     try:
         closed, open_state = r.scanner.scan(1, data)
     except InputRejected:
-        return not ours          # our scanner rejected the text: nothing for the parser to judge
+        return None
     sets = [r.lexer.term_set(s) for s in closed]
     if open_state != 1:
         last = r.scanner.close(open_state)
         if last == 0:
-            return not ours
+            return None
         sets.append(r.lexer.term_set(last))
     ignored = {int(t) for t in r.lexer.ignored}
-    # a lexeme whose set holds several terminals: Earley tries each; ignored ones may vanish
     alternatives = [[chr(0x4E00 + t) for t in s if t not in ignored] + ([""] if any(t in ignored for t in s) else [])
                     for s in sets]
     texts = [""]
     for alts in alternatives:
         texts = [p + a for p in texts for a in alts][:64]
-    judge = _terminal_judge(ch)
-    return any(_parses(judge, t) for t in texts) == ours
+    return texts
 
 
-_JUDGES: dict[int, Lark] = {}
+_JUDGES: dict[tuple[int, str], Lark | None] = {}
 
 
-def _terminal_judge(ch: Checker) -> Lark:
-    """Lark Earley over the grammar's BNF, terminal id t written as the character U+4E00 + t."""
-    if id(ch) not in _JUDGES:
+def _terminal_judge(ch: Checker, parser: str) -> Lark | None:
+    """Lark's `parser` ("earley" or "lalr") over the grammar's BNF, terminal id t written as the
+    character U+4E00 + t; None where lark refuses the grammar for LALR (a reduce/reduce collision)."""
+    key = (id(ch), parser)
+    if key not in _JUDGES:
         cfg = build_cfg(ch.grammar)
         lines = [f"start: n{cfg.start}"]
         for nt in range(cfg.n_terminals, cfg.n_terminals + len(cfg.nonterminal_names)):
@@ -89,15 +104,23 @@ def _terminal_judge(ch: Checker) -> Lark:
             if alts:
                 lines.append(f"n{nt}: " + " | ".join(alts))
         lines += [f'T{t}: "{chr(0x4E00 + t)}"' for t in range(cfg.n_terminals - 1)]
-        _JUDGES[id(ch)] = Lark("\n".join(lines), parser="earley", lexer="dynamic")
-    return _JUDGES[id(ch)]
+        try:
+            _JUDGES[key] = Lark("\n".join(lines), parser=parser,
+                                lexer="dynamic" if parser == "earley" else "contextual")
+        except GrammarError:
+            _JUDGES[key] = None
+    return _JUDGES[key]
 
 
 class Agreement:
-    """Verdicts equal to lark's, or (counted) lexing differences that lark's Earley parser confirms."""
+    """Verdicts equal to lark's, or (counted) differences that lark's Earley parser on our lexemes
+    confirms: `parsing` where we accept and lark's LALR parser rejects even our lexemes (a conflict
+    it resolves by shifting, docs/semantics.md "Conflicts of lark's LALR parser"), else `lexing`."""
 
     def __init__(self, ch: Checker, lark_parser: Lark | None) -> None:
-        self.ch, self.lark, self.same, self.lexing = ch, lark_parser, 0, []
+        self.ch, self.lark, self.same = ch, lark_parser, 0
+        self.lexing: list[bytes] = []
+        self.parsing: list[bytes] = []
 
     def check(self, data: bytes, expected: bool | None = None) -> bool:
         ours = self.ch.check_bytes(data).ok
@@ -106,8 +129,15 @@ class Agreement:
             self.same += 1
         else:
             assert lexeme_judge_agrees(self.ch, data, ours), (data, ours)
-            self.lexing.append(data)
+            (self.parsing if ours and self._lalr_rejects_our_lexemes(data) else self.lexing).append(data)
         return theirs
+
+    def _lalr_rejects_our_lexemes(self, data: bytes) -> bool:
+        if self.lark is None or self.lark.options.parser != "lalr" or isinstance(self.ch.recognizer,
+                                                                                 ContextualRecognizer):
+            return False
+        judge, texts = _terminal_judge(self.ch, "lalr"), _our_lexemes(self.ch, data)
+        return judge is not None and texts is not None and not any(_parses(judge, t) for t in texts)
 
 
 def _parses(parser: Lark, text: str) -> bool:
@@ -355,3 +385,8 @@ def test_shift_reduce_conflict_kept_where_lark_lalr_shifts(lexer, tmp_path):
     assert not _parses(lalr, "ab") and _parses(earley, "ab") and ch.check_bytes(b"ab").ok
     assert _parses(lalr, "abc") and ch.check_bytes(b"abc").ok
     assert not ch.check_bytes(b"ac").ok and not _parses(earley, "ac")
+    if lexer == "basic":      # the differential checks count it as a parser difference, not a lexing one
+        agree = Agreement(ch, lalr)
+        for text in (b"ab", b"abc", b"ac"):
+            agree.check(text)
+        assert (agree.same, agree.parsing, agree.lexing) == (2, [b"ab"], [])
