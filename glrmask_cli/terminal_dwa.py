@@ -525,9 +525,9 @@ class _BlockPlan:
         if not len(self.reached):
             return found, np.zeros(len(self.after), dtype=np.int32)
         combos = np.stack([row_of for _, row_of in self.tiers], axis=1)
-        _, first, combo_of = np.unique(row_classes(combos), return_index=True, return_inverse=True)
-        row_of_reached = np.argsort(np.argsort(first))[combo_of.reshape(-1)] + 1    # in the order of first states
-        chosen = combos[np.sort(first)]
+        combo_of, first = _by_first_occurrence(combos)
+        row_of_reached = combo_of + 1       # rows in the order of their first states
+        chosen = combos[first]
         found = np.concatenate([found, np.concatenate([scan.found[chosen[:, i]] for i, (scan, _) in
                                                        enumerate(self.tiers)], axis=1)])
         pick = np.where(self.after != DEAD, row_of_reached[np.searchsorted(self.reached, self.after)], 0)
@@ -543,10 +543,8 @@ def _plan_block(lexer: LexerTables, block: _Block, tiers: list[tuple[int, int]],
     reached = np.unique(after[after != DEAD])
     parts = []
     for i, (lo, hi) in enumerate(tiers):
-        _, first, group = np.unique(alike[int(rests.lengths[block.lo + lo])][reached], return_index=True,
-                                    return_inverse=True)
-        row_of = np.argsort(np.argsort(first))[group.reshape(-1)]       # rows in the order of first states
-        scan = _ClassScan(block.lo + lo, block.lo + hi, reached[np.sort(first)],
+        row_of, first = _by_first_occurrence(alike[int(rests.lengths[block.lo + lo])][reached])
+        scan = _ClassScan(block.lo + lo, block.lo + hi, reached[first],       # rows in the order of first states
                           np.full((len(first), hi - lo), NO_OUTCOME, dtype=np.int32), i == len(tiers) - 1)
         parts.append((scan, row_of))
     return _BlockPlan(after, reached, parts)
@@ -650,11 +648,36 @@ def _alike_for(lexer: LexerTables, contexts: LexerContexts, widths: set[int]) ->
 def _distinct_rows(rows: np.ndarray, pick: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """A block's rows without repeats, in the order they first occur (row 0, no outcome, stays
     first), and `pick` (row per lexer state) pointing into them."""
-    group = row_classes(rows)
-    kept = np.sort(np.unique(group, return_index=True)[1])
-    index = np.empty(len(kept), dtype=np.int32)
-    index[group[kept]] = np.arange(len(kept))
-    return rows[kept], index[group][pick]
+    group, first = _by_first_occurrence(rows)
+    return rows[first], group.astype(np.int32)[pick]
+
+
+_FEW = 64   # `_by_first_occurrence` groups at most this many items with a dict (numpy's sorts cost more)
+
+
+def _by_first_occurrence(items: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Equal items (the entries of a 1-D array, the rows of a 2-D one) grouped: per item its group,
+    groups numbered in the order of their first item, and each group's first item's index. A block
+    has a few rows and a few reached states (half of a schema's 500 calls have 2 rows), so few items
+    go through a dict."""
+    if len(items) <= _FEW:
+        keys = items.tolist() if items.ndim == 1 else [row.tobytes() for row in items]
+        number: dict[object, int] = {}
+        group: list[int] = []
+        firsts: list[int] = []
+        for i, key in enumerate(keys):
+            found = number.get(key)
+            if found is None:
+                found = number[key] = len(firsts)
+                firsts.append(i)
+            group.append(found)
+        return np.asarray(group, dtype=np.int64), np.asarray(firsts, dtype=np.int64)
+    _, first, inverse = np.unique(items if items.ndim == 1 else row_classes(items), return_index=True,
+                                  return_inverse=True)
+    order = np.argsort(first)
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    return rank[inverse.reshape(-1)], first[order]
 
 
 def _state_close(lexer: LexerTables) -> np.ndarray:
