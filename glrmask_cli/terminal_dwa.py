@@ -235,12 +235,19 @@ def _equal_strings(keys: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
     running = np.concatenate([np.zeros(1, dtype=np.uint64), running])
     hashes = running[starts[chosen] + lengths[chosen]] - running[starts[chosen]]
     hashes = hashes * _HASH_BASE + lengths[chosen].astype(np.uint64)
-    _, first_sorted, group_sorted = np.unique(hashes, return_index=True, return_inverse=True)
-    by_first = np.argsort(first_sorted, kind="stable")          # groups numbered by their first member
+    order = np.argsort(hashes)
+    ordered = hashes[order]
+    new = np.ones(len(order), dtype=bool)
+    new[1:] = ordered[1:] != ordered[:-1]
+    first_by_hash = np.minimum.reduceat(order, np.flatnonzero(new))     # each group's first member
+    by_first = np.argsort(first_by_hash)                                # groups numbered by it
     rank = np.empty(len(by_first), dtype=np.int64)
     rank[by_first] = np.arange(len(by_first))
-    group, first = rank[group_sorted.reshape(-1)], first_sorted[by_first]
-    mine, theirs = chosen, chosen[first[group]]
+    group = np.empty(len(order), dtype=np.int64)
+    group[order] = rank[np.cumsum(new) - 1]
+    first = first_by_hash[by_first]
+    others = np.flatnonzero(first[group] != np.arange(len(chosen)))     # only these need checking
+    mine, theirs = chosen[others], chosen[first[group[others]]]
     if (lengths[mine] == lengths[theirs]).all():
         span = lengths[mine]
         within = np.arange(int(span.sum())) - np.repeat(np.cumsum(span) - span, span)
