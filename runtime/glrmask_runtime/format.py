@@ -52,13 +52,14 @@ IMAGE_PREFIX = struct.Struct("<Q")  # the image starts with the byte length of i
 ALIGN = 64
 # Compression (artifacts/FORMAT.md, "Compression"): level 9 with zstd's long-distance matching over
 # a 128 MiB window (the largest window zstd decompresses without being told to); an image of at most
-# SMALL_IMAGE (JSON, a JSON Schema: built per request) at ZSTD_LEVEL_SMALL, 4-5x faster for a body
-# 7% larger (MaskBench schemas x Llama-3: 40 -> 8 ms); a body still over
+# SMALL_IMAGE (JSON, a JSON Schema: built per request) at ZSTD_LEVEL_SMALL in one thread without
+# long-distance matching (a MaskBench schema x Llama-3: 16.5 -> 7.6 ms and 685 -> 727 KB against
+# level 3 with both, which took 8 ms against level 9's 40 for 7% more); a body still over
 # LARGE_BODY is compressed again at ZSTD_LEVEL_LARGE (about 35 ms per MB of image on 2 cores, for
 # a quarter less: latex.lark x cl100k 6.4 -> 4.8 MB). zstd's multi-threaded mode gives the
 # same bytes for any number of threads, so the file does not depend on the machine.
 ZSTD_LEVEL = 9
-ZSTD_LEVEL_SMALL = 3
+ZSTD_LEVEL_SMALL = 1
 SMALL_IMAGE = 16 << 20
 ZSTD_LEVEL_LARGE = 19
 LARGE_BODY = 4 << 20
@@ -167,15 +168,18 @@ def _table(arrays: list[tuple[str, np.ndarray, int]], base: int) -> list[list[An
 
 def wrap_image(image: bytes) -> bytes:
     """Compress an image and prepend the header (public for tools and for tests that craft images)."""
-    body = _compress(image, ZSTD_LEVEL_SMALL if len(image) <= SMALL_IMAGE else ZSTD_LEVEL)
+    small = len(image) <= SMALL_IMAGE
+    body = _compress(image, ZSTD_LEVEL_SMALL, large=False) if small else _compress(image, ZSTD_LEVEL)
     if len(body) > LARGE_BODY:
         body = _compress(image, ZSTD_LEVEL_LARGE)
     return pack_header(len(body), len(image), hashlib.sha256(body).digest(), hashlib.sha256(image).digest()) + body
 
 
-def _compress(image: bytes, level: int) -> bytes:
+def _compress(image: bytes, level: int, large: bool = True) -> bytes:
+    """zstd at `level`; `large`: with long-distance matching, on one thread per core (the same bytes
+    for any number of threads), else in one thread."""
     params = zstandard.ZstdCompressionParameters.from_level(
-        level, window_log=ZSTD_WINDOW_LOG, enable_ldm=True, threads=os.cpu_count() or 1,
+        level, window_log=ZSTD_WINDOW_LOG, enable_ldm=large, threads=(os.cpu_count() or 1) if large else 0,
         write_checksum=True, write_content_size=True)
     return zstandard.ZstdCompressor(compression_params=params).compress(image)
 
