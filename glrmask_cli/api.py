@@ -144,16 +144,18 @@ def load_json_schema(schema: Any) -> Any:
         raise GrammarSyntaxError(f"{where}:{err.lineno}:{err.colno}", f"not JSON: {err.msg}") from err
 
 
-def json_schema_grammar(schema: Any, *, whitespace: Whitespace = "flexible") -> str:
+def json_schema_grammar(schema: Any, *, whitespace: Whitespace = "flexible", strict: bool = False) -> str:
     """The Lark grammar a JSON Schema (as `load_json_schema` takes it) is lowered to
-    (`glrmask build --emit-lark`); SchemaUnsupported names a keyword it cannot compile."""
-    return schema_to_lark(load_json_schema(schema), whitespace)
+    (`glrmask build --emit-lark`); SchemaUnsupported names a keyword it cannot compile. `strict`:
+    objects and tuples take nothing their schema does not declare (docs/json-schema.md, "Strict")."""
+    return schema_to_lark(load_json_schema(schema), whitespace, strict)
 
 
 def compile_json_schema(schema: Any, *, tokenizer: Any = "gpt2", whitespace: Whitespace = "flexible",
-                        **options: Any) -> GrammarArtifact:
+                        strict: bool = False, **options: Any) -> GrammarArtifact:
     """`compile_grammar` for a JSON Schema (docs/json-schema.md); `options` as compile_grammar's."""
-    return compile_grammar(json_schema_grammar(schema, whitespace=whitespace), tokenizer=tokenizer, **options)
+    return compile_grammar(json_schema_grammar(schema, whitespace=whitespace, strict=strict), tokenizer=tokenizer,
+                           **options)
 
 
 # -- tokenizers, loaded once per process ----------------------------------------------------------

@@ -76,7 +76,10 @@ def tokenizers_command() -> None:
 
 
 def _schema_options(command):
-    """--schema and --whitespace, shared by `build` and `check`."""
+    """--schema, --whitespace and --strict, shared by `build` and `check`."""
+    command = click.option("--strict", is_flag=True,
+                           help="JSON Schema only: an object without additionalProperties takes no other keys "
+                                "and an array with prefixItems no other items (docs/json-schema.md).")(command)
     command = click.option("--whitespace", type=click.Choice(["flexible", "compact"]), default="flexible",
                            show_default=True, help="JSON Schema only: any JSON whitespace between tokens, "
                            "or none.")(command)
@@ -134,7 +137,7 @@ def _limits_option(func):
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing but errors.")
 @user_errors
 def build_command(grammar, tokenizer, tokenizer_pattern, output, start, eos_tokens, layout, vocab_size, lexer,
-                  is_schema, whitespace, emit_lark, limits, jobs, no_cache, quiet) -> None:
+                  is_schema, whitespace, strict, emit_lark, limits, jobs, no_cache, quiet) -> None:
     """Compile GRAMMAR (.lark, or a JSON Schema .json) and a tokenizer vocabulary into an artifact."""
     from glrmask_cli.api import compile_grammar
     from glrmask_cli.output import STDOUT, same_file
@@ -143,7 +146,7 @@ def build_command(grammar, tokenizer, tokenizer_pattern, output, start, eos_toke
 
     if emit_lark and not (is_schema or grammar.endswith(".json")):
         raise click.UsageError("--emit-lark is for a JSON Schema (a .json file, or --schema)")
-    source = _grammar_source(grammar, is_schema, whitespace)
+    source = _grammar_source(grammar, is_schema, whitespace, strict)
     if emit_lark:
         click.echo(source, nl=False)
         return
@@ -342,14 +345,15 @@ def _encoder_for(art):
     return vocab.encode
 
 
-def _grammar_source(grammar: str, is_schema: bool, whitespace: Whitespace) -> str:
+def _grammar_source(grammar: str, is_schema: bool, whitespace: Whitespace, strict: bool) -> str:
     """GRAMMAR's path, or for a JSON Schema (.json or --schema) the Lark text it lowers to."""
     from glrmask_cli.api import json_schema_grammar
 
     if is_schema or grammar.endswith(".json"):
-        return json_schema_grammar(grammar, whitespace=whitespace)
-    if whitespace != "flexible":
-        raise click.UsageError("--whitespace is for a JSON Schema (a .json file, or --schema)")
+        return json_schema_grammar(grammar, whitespace=whitespace, strict=strict)
+    for given, option in ((whitespace != "flexible", "--whitespace"), (strict, "--strict")):
+        if given:
+            raise click.UsageError(f"{option} is for a JSON Schema (a .json file, or --schema)")
     return grammar
 
 
@@ -363,7 +367,7 @@ def _grammar_source(grammar: str, is_schema: bool, whitespace: Whitespace) -> st
 @_schema_options
 @_limits_option
 @user_errors
-def check_command(grammar, files, start, lexer, is_schema, whitespace, limits) -> None:
+def check_command(grammar, files, start, lexer, is_schema, whitespace, strict, limits) -> None:
     """Check whole FILES against GRAMMAR (.lark, or a JSON Schema .json) with the semantics the
     masks use.
 
@@ -373,7 +377,7 @@ def check_command(grammar, files, start, lexer, is_schema, whitespace, limits) -
     from glrmask_cli.api import GrammarFile
     from glrmask_cli.check import load_checker
 
-    with GrammarFile(_grammar_source(grammar, is_schema, whitespace)) as path:
+    with GrammarFile(_grammar_source(grammar, is_schema, whitespace, strict)) as path:
         checker = load_checker(path, start, limits, lexer=lexer)
     rejected = 0
     for path in files:

@@ -179,10 +179,12 @@ class _Negation(NamedTuple):
         return any(_is_type(value, t) for t in self.types) or any(equal(value, v) for v in self.values)
 
 
-def schema_to_lark(schema: Any, whitespace: Whitespace = "flexible") -> str:
+def schema_to_lark(schema: Any, whitespace: Whitespace = "flexible", strict: bool = False) -> str:
     """The Lark grammar (start rule `start`) whose language is the JSON texts `schema` accepts,
-    minus the documented departures (docs/json-schema.md)."""
-    return _Lowering(schema, whitespace).grammar()
+    minus the documented departures (docs/json-schema.md). `strict`: an object without
+    additionalProperties takes no other keys, and an array with prefixItems (or a tuple `items`) and
+    no items (additionalItems) after them no other items, as if each said false."""
+    return _Lowering(schema, whitespace, strict).grammar()
 
 
 def _pointer(path: tuple[str, ...]) -> str:
@@ -201,8 +203,9 @@ Part = tuple[Any, tuple[str, ...]]          # a subschema and its path, as merge
 
 
 class _Lowering:
-    def __init__(self, schema: Any, whitespace: Whitespace) -> None:
+    def __init__(self, schema: Any, whitespace: Whitespace, strict: bool = False) -> None:
         self.root = schema
+        self.extra_default = not strict  # an absent additionalProperties, or items after a prefix: any, or none
         self.rules: dict[str, str] = {}
         self.terminals: dict[str, str] = {}        # pattern -> terminal name
         self.by_pointer: dict[str, str] = {}
@@ -588,10 +591,11 @@ class _Lowering:
 
     def lower_array(self, node: Mapping, path: tuple[str, ...], negation: _Negation) -> str:
         self.check_not_listed(negation, "array", path)
-        items, later = node.get("items", True), "items"
         prefix, prefix_key = list(node.get("prefixItems", [])), "prefixItems"
+        items, later = node.get("items", self.extra_default or not prefix), "items"
         if isinstance(items, list):                       # draft 4-7 tuple form
-            prefix, prefix_key, items, later = items, "items", node.get("additionalItems", True), "additionalItems"
+            prefix, prefix_key, items, later = items, "items", node.get("additionalItems", self.extra_default), \
+                "additionalItems"
         elif "additionalItems" in node and isinstance(items, bool):
             raise self.unsupported(path + ("additionalItems",), "additionalItems beside a boolean items")
         # (additionalItems beside no items, or an items schema, asks nothing: the specification's reading)
@@ -686,7 +690,7 @@ class _Lowering:
         of its patterns; no pattern: additionalProperties), written without escapes (docs)."""
         names = "|".join(re.escape(json.dumps(n, ensure_ascii=False)[1:-1]) for n in node.get("properties", {}))
         undeclared = f'(?!(?:{names})")' if names else ""
-        extra: Part = (node.get("additionalProperties", True), path + ("additionalProperties",))
+        extra: Part = (node.get("additionalProperties", self.extra_default), path + ("additionalProperties",))
         patterns = node.get("patternProperties", {})
         if not patterns:
             value = self.optional(self.rule, *extra)

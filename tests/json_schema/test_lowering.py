@@ -39,9 +39,9 @@ PERSON = {
 }
 
 
-def checker_for(schema, tmp_path, whitespace="flexible"):
+def checker_for(schema, tmp_path, whitespace="flexible", strict=False):
     path = tmp_path / "schema.lark"
-    path.write_text(json_schema_grammar(schema, whitespace=whitespace))
+    path.write_text(json_schema_grammar(schema, whitespace=whitespace, strict=strict))
     return load_checker(path)
 
 
@@ -192,6 +192,53 @@ def test_arrays_get_jsonschemas_verdict_on_every_length(schema, tmp_path):
             instance = [rng.choice([True, 7, "s", None]) for _ in range(length)]
             for text in (json.dumps(instance), json.dumps(instance, separators=(",", ":"))):
                 assert check.check_bytes(text.encode()).ok == validator.is_valid(instance), text
+
+
+STRICT = [  # (schema, the schema jsonschema judges strict mode by: what it leaves out, written false)
+    ({"type": "object", "properties": {"a": {"type": "integer"}, "o": {"type": "object"}}},
+     {"type": "object", "additionalProperties": False,
+      "properties": {"a": {"type": "integer"}, "o": {"type": "object", "additionalProperties": False}}}),
+    ({"type": "object", "properties": {"a": {"type": "integer"}}, "additionalProperties": {"type": "boolean"}},
+     {"type": "object", "properties": {"a": {"type": "integer"}}, "additionalProperties": {"type": "boolean"}}),
+    ({"type": "array", "prefixItems": [{"type": "integer"}]},
+     {"type": "array", "prefixItems": [{"type": "integer"}], "items": False}),
+    ({"type": "array", "items": {"type": ["integer", "object"]}},
+     {"type": "array", "items": {"type": ["integer", "object"], "additionalProperties": False}}),
+]
+
+
+@pytest.mark.parametrize("schema, closed", STRICT)
+def test_strict_leaves_out_what_the_schema_does_not_declare(schema, closed, tmp_path):
+    """docs/json-schema.md, "Strict": an absent additionalProperties, or items after prefixItems,
+    reads as false (an explicit one stays); without strict they read as the specification says."""
+    strict, lax = checker_for(schema, tmp_path, strict=True), checker_for(schema, tmp_path)
+    closed_validator, validator = jsonschema.Draft202012Validator(closed), jsonschema.Draft202012Validator(schema)
+    values = [1, True, None, {}, {"x": 2}, [3]]
+    instances = [{}, *({k: v} for k in ("a", "o", "z") for v in values), {"a": 1, "z": True}, {"a": 1, "o": {}},
+                 *([v] for v in values), [1, 2], [1, {"x": 1}], []]
+    differ = 0
+    for instance in instances:
+        text = json.dumps(instance).encode()
+        assert strict.check_bytes(text).ok == closed_validator.is_valid(instance), instance
+        assert lax.check_bytes(text).ok == validator.is_valid(instance), instance
+        differ += closed_validator.is_valid(instance) != validator.is_valid(instance)
+    assert differ > 0 or schema == closed
+
+
+def test_strict_is_a_schema_option_on_the_command_line(tmp_path):
+    schema = tmp_path / "s.json"
+    schema.write_text(json.dumps({"type": "object", "properties": {"a": {"type": "integer"}}}))
+    good, extra = tmp_path / "good.json", tmp_path / "extra.json"
+    good.write_text('{"a": 1}')
+    extra.write_text('{"a": 1, "b": 2}')
+    runner = CliRunner()
+    assert runner.invoke(cli, ["check", str(schema), str(good), str(extra)]).exit_code == 0
+    result = runner.invoke(cli, ["check", "--strict", str(schema), str(good), str(extra)])
+    assert result.exit_code == 1 and f"{extra}: rejected" in result.output and f"{good}: ok" in result.output
+    lark = tmp_path / "g.lark"
+    lark.write_text('start: "a"\n')
+    result = runner.invoke(cli, ["check", "--strict", str(lark), str(good)])
+    assert result.exit_code == 2 and "--strict is for a JSON Schema" in result.output
 
 
 @pytest.mark.parametrize("array", [{"minItems": 4, "maxItems": 3},
