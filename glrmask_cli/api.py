@@ -196,6 +196,11 @@ def tokenizer_vocabulary(tokenizer: Any, *, pattern: str | None = None, eos_toke
 
 # -- helpers ----------------------------------------------------------------------------------------
 
+class LarkText(str):
+    """Lark grammar text that is never read as a path, even on one line naming a file (a request's
+    grammar in a server: reading it as a path would compile, and quote in errors, the server's files)."""
+
+
 class GrammarFile:
     """A path for the grammar (a context manager): itself, or Lark text written to a temporary file
     (named after its sha256, so messages and the artifact's grammar name are stable)."""
@@ -206,8 +211,9 @@ class GrammarFile:
 
     @staticmethod
     def is_path(grammar: str | os.PathLike[str]) -> bool:
-        """A path (a PathLike, or a one-line string naming a file), not Lark text."""
-        return isinstance(grammar, os.PathLike) or ("\n" not in grammar and Path(grammar).is_file())
+        """A path (a PathLike, or a one-line string naming a file, unless it is `LarkText`), not Lark text."""
+        return isinstance(grammar, os.PathLike) or (not isinstance(grammar, LarkText) and "\n" not in grammar
+                                                    and Path(grammar).is_file())
 
     def __enter__(self) -> Path:
         if self.is_path(self.grammar):
