@@ -250,8 +250,7 @@ def _equal_strings(keys: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
     mine, theirs = chosen[others], chosen[first[group[others]]]
     if (lengths[mine] == lengths[theirs]).all():
         span = lengths[mine]
-        within = np.arange(int(span.sum())) - np.repeat(np.cumsum(span) - span, span)
-        if (keys[np.repeat(starts[mine], span) + within] == keys[np.repeat(starts[theirs], span) + within]).all():
+        if (keys[row_positions(starts[mine], span)] == keys[row_positions(starts[theirs], span)]).all():
             return group, first
     return _group_exactly(keys, starts, lengths, chosen)
 
