@@ -20,7 +20,6 @@ scan serves every layout.
 from __future__ import annotations
 
 import dataclasses
-import functools
 from dataclasses import dataclass
 from itertools import repeat
 from typing import Sequence
@@ -76,13 +75,6 @@ class LexerContexts:
     def hand_over(self, q: int, term_set: int) -> tuple[int, ...]:
         """The STARTs the rest of a token is lexed from after a lexeme of `term_set` closes at q."""
         return (int(self.restart[q]),) if self.ignored_only[term_set] else self.next_starts[term_set]
-
-    @functools.cached_property
-    def next_starts_csr(self) -> tuple[np.ndarray, np.ndarray]:
-        """`next_starts` as (offsets, STARTs): term set T's are starts[offsets[T]:offsets[T + 1]]."""
-        offsets = np.zeros(len(self.next_starts) + 1, dtype=np.int64)
-        offsets[1:] = np.cumsum([len(starts) for starts in self.next_starts])
-        return offsets, np.asarray([s for starts in self.next_starts for s in starts], dtype=np.int64)
 
     @property
     def branching(self) -> bool:
@@ -191,11 +183,10 @@ def byte_classes(lexer: LexerTables) -> np.ndarray:
     return classes.astype(np.uint8 if classes.max() < 256 else np.int32)
 
 
-def token_classes(lexer: LexerTables, vocab: Vocabulary, never: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Group tokens by their byte-class strings. Returns (class of each token, each class's
-    representative: its lowest token id), classes numbered by first byte, then longest first, then
-    representative id."""
-    classes = byte_classes(lexer)
+def token_classes(classes: np.ndarray, vocab: Vocabulary, never: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Group tokens by their byte-class strings (`classes`: `byte_classes` of the lexer). Returns
+    (class of each token, each class's representative: its lowest token id), classes numbered by
+    first byte, then longest first, then representative id."""
     if classes.dtype != np.uint8:
         raise ValueError("more than 256 byte classes cannot happen for a byte DFA")
     data, starts, lengths = vocab.token_data, vocab.token_offsets[:-1], vocab.token_lengths.astype(np.int64)
@@ -273,7 +264,7 @@ def _group_exactly(keys: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
 
 class _TrieBuilder:
     """Interns (parent node, term set, next START) triples into trie node ids, vectorized per batch;
-    a next START may be the code of a set of STARTs (`merge_copies`)."""
+    a next START may be the code of a set of STARTs (`hand_overs`)."""
 
     def __init__(self, n_term_sets: int, n_lexer_states: int, ignored_only: np.ndarray):
         # tag = START + 1 (0: NO_CHECK), or n_lexer_states + 1 + k for START set k
@@ -285,6 +276,10 @@ class _TrieBuilder:
         self.start = [NO_CHECK]
         self.start_sets: list[tuple[int, ...]] = []
         self._set_codes: dict[tuple[int, ...], int] = {}
+        # `hand_overs` by cause: its copies' states and tags at _fork_first.., _fork_count of them (-1: not yet)
+        self._fork_first = np.zeros(n_term_sets * 256, dtype=np.int64)
+        self._fork_count = np.full(n_term_sets * 256, -1, dtype=np.int64)
+        self._fork_states = self._fork_tags = np.zeros(0, dtype=np.int64)
 
     def extend(self, nodes: np.ndarray, term_sets: np.ndarray, starts: np.ndarray) -> np.ndarray:
         """The children of `nodes` by one lexeme of `term_sets` handing over to `starts`
@@ -305,28 +300,39 @@ class _TrieBuilder:
             mapped[i] = node
         return np.where(keep, nodes, mapped[inverse.reshape(-1)])
 
-    def merge_copies(self, fork: np.ndarray, state: np.ndarray, start: np.ndarray,
-                     cause: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The copies of forked branches (`fork`: the branch each copies, `start`: the START its
-        lexeme hands over to, `state`: the lexer state it is in after that START reads the byte)
-        that reach the same state lex the rest of the token alike, so one copy stands for them, its
-        lexeme handing over to any of their STARTs. `cause`: per copy, a number for its lexeme's term
-        set and the byte (copies with the same cause and state come from the same STARTs). Returns
-        the copies kept (indices, in order) and the START or START-set code each hands over to."""
-        key = fork.astype(np.int64) * self.n_states + state
-        _, first, group, sizes = np.unique(key, return_index=True, return_inverse=True, return_counts=True)
-        if len(first) == len(key):
-            return np.arange(len(key)), start
-        group = group.reshape(-1)
-        tags = start[first].astype(np.int64)
-        multi = np.flatnonzero(sizes > 1)
-        kind = cause[first[multi]].astype(np.int64) * self.n_states + state[first[multi]]
-        _, rep, kind_of = np.unique(kind, return_index=True, return_inverse=True)
-        codes = np.asarray([self._start_set(start[group == g].tolist()) for g in multi[rep].tolist()],
-                           dtype=np.int64)
-        tags[multi] = codes[kind_of.reshape(-1)]
-        kept = np.argsort(first, kind="stable")        # in the order of each group's first copy
-        return first[kept], tags[kept]
+    def hand_overs(self, causes: np.ndarray, contexts: LexerContexts,
+                   transitions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The copies a branch forks into when its lexeme closes and hands over to several
+        contexts, per fork (its cause: term set * 256 + the byte that closed the lexeme): one copy
+        per state the byte leads those contexts' STARTs to, in the order of the first START leading
+        there, handing over to that START, or to the set of them where several lead there (they lex
+        the rest of the token alike). Returns (each fork's first copy and its number of copies, as
+        positions into the next two: every copy's state and START or START-set code). Remembered
+        per cause; new START sets are numbered in the order of (cause, state)."""
+        new = np.unique(causes[self._fork_count[causes] < 0]).tolist()
+        if new:
+            groups_of: dict[int, dict[int, list[int]]] = {}
+            for cause in new:
+                set_id, byte = divmod(cause, 256)
+                next_starts = contexts.next_starts[set_id]
+                groups: dict[int, list[int]] = {}
+                for start, state in zip(next_starts, transitions[list(next_starts), byte].tolist()):
+                    if state != DEAD:
+                        groups.setdefault(state, []).append(start)
+                groups_of[cause] = groups
+            for _, _, members in sorted((cause, state, members) for cause, groups in groups_of.items()
+                                        for state, members in groups.items() if len(members) > 1):
+                self._start_set(members)
+            states, tags = [self._fork_states], [self._fork_tags]
+            at = len(self._fork_states)
+            for cause, groups in groups_of.items():
+                self._fork_first[cause], self._fork_count[cause] = at, len(groups)
+                at += len(groups)
+                states.append(np.asarray(list(groups), dtype=np.int64))
+                tags.append(np.asarray([members[0] if len(members) == 1 else self._start_set(members)
+                                        for members in groups.values()], dtype=np.int64))
+            self._fork_states, self._fork_tags = np.concatenate(states), np.concatenate(tags)
+        return self._fork_first[causes], self._fork_count[causes], self._fork_states, self._fork_tags
 
     def _start_set(self, starts: list[int]) -> int:
         """The trie_start code (-2 - k) of a set of STARTs."""
@@ -352,28 +358,85 @@ class _Block:
 @dataclass(frozen=True)
 class _Rests:
     """Every class representative's bytes after the first, by position: `columns[i, c]` is byte i + 1
-    of class c, for i < lengths[c] (zero-padded; a row per position, so a scan step reads one row)."""
+    of class c, for i < lengths[c] (zero-padded; a row per position, so a scan step reads one row).
+    For the scan's shortcut (`_Loops`): `kinds[:, c]`, the byte classes of that rest as bits (byte
+    class k is bit k % 64 of word k // 64); None where nothing takes the shortcut."""
 
     columns: np.ndarray
     lengths: np.ndarray
+    kinds: np.ndarray | None = None
 
 
-def _first_byte_blocks(vocab: Vocabulary, representatives: np.ndarray) -> tuple[list[_Block], _Rests]:
+@dataclass(frozen=True)
+class _Loops:
+    """Per lexer state, the byte classes that lead it back to itself, as `_Rests.kinds`' bits
+    (`loops[:, q]`): a branch whose whole rest is of such bytes ends where it is without closing
+    anything, so the scan leaves it there without stepping it (a string body's state and the tokens
+    that stay inside the string: about half of the bytes a schema's scan steps)."""
+
+    loops: np.ndarray
+
+    def stay(self, states: np.ndarray, rows: np.ndarray, kinds: np.ndarray) -> np.ndarray:
+        """Per branch (its state, its class): the class's rest (`kinds`: `_Rests.kinds`) leaves it in
+        its state."""
+        stays = np.ones(len(states), dtype=bool)
+        for loops, rest in zip(self.loops, kinds):
+            stays &= (rest.take(rows) & ~loops.take(states)) == 0
+        return stays
+
+
+def _self_loops(lexer: LexerTables, kind_of_byte: np.ndarray) -> _Loops:
+    """`_Loops` of the lexer, its bytes in the classes `kind_of_byte` (`byte_classes`)."""
+    n_kinds = int(kind_of_byte.max()) + 1
+    byte_of_kind = np.zeros(n_kinds, dtype=np.int64)
+    byte_of_kind[kind_of_byte] = np.arange(256)       # any byte of the class will do
+    loops = lexer.transitions[:, byte_of_kind] == np.arange(lexer.n_states)[:, None]
+    return _Loops(_kind_bits(loops.T))
+
+
+def _kind_bits(members: np.ndarray) -> np.ndarray:
+    """Bool (kinds, items) -> uint64 (words, items): kind k is bit k % 64 of word k // 64."""
+    words = (len(members) + 63) // 64
+    padded = np.zeros((words * 64, members.shape[1]), dtype=np.uint64)
+    padded[:len(members)] = members
+    shifts = np.arange(64, dtype=np.uint64)[None, :, None]
+    return (padded.reshape(words, 64, -1) << shifts).sum(axis=1, dtype=np.uint64)
+
+
+def _first_byte_blocks(vocab: Vocabulary, representatives: np.ndarray,
+                       kind_of_byte: np.ndarray) -> tuple[list[_Block], _Rests]:
     """The classes, given by their representative token ids (numbered by first byte, then longest
-    first), as blocks, and one padded matrix of every representative's bytes after the first."""
+    first), as blocks, and one padded matrix of every representative's bytes after the first, with
+    their byte classes (`kind_of_byte`) as bits."""
     starts = vocab.token_offsets[representatives]
     first = vocab.token_data[starts]
     rest = vocab.token_lengths[representatives].astype(np.int64) - 1
     columns = np.zeros((int(rest.max(initial=0)), len(representatives)), dtype=np.uint8)
     rows = np.repeat(np.arange(len(representatives)), rest)
     cols = np.arange(int(rest.sum())) - np.repeat(np.cumsum(rest) - rest, rest)
-    columns[cols, rows] = vocab.token_data[np.repeat(starts + 1, rest) + cols]
+    data = vocab.token_data[np.repeat(starts + 1, rest) + cols]
+    columns[cols, rows] = data
     bounds = np.concatenate([[0], np.flatnonzero(np.diff(first)) + 1, [len(representatives)]]).tolist()
     blocks = []
     for lo, hi in zip(bounds, bounds[1:]):
         assert (np.diff(rest[lo:hi]) <= 0).all(), "token_classes numbers each block longest first"
         blocks.append(_Block(int(first[lo]), lo, hi))
-    return blocks, _Rests(columns, rest)
+    words = (int(kind_of_byte.max()) + 64) // 64
+    return blocks, _Rests(columns, rest, _rest_kinds(kind_of_byte[data], rest, words))
+
+
+def _rest_kinds(kinds: np.ndarray, lengths: np.ndarray, words: int) -> np.ndarray:
+    """`_Rests.kinds` from the rests' byte classes, concatenated (rest c: lengths[c] of them)."""
+    out = np.zeros((words, len(lengths)), dtype=np.uint64)
+    some = np.flatnonzero(lengths > 0)
+    if not len(some):
+        return out
+    segments = (np.cumsum(lengths) - lengths)[some]
+    bits = np.uint64(1) << (kinds % 64).astype(np.uint64)
+    word = kinds // 64
+    for w in range(len(out)):
+        out[w, some] = np.bitwise_or.reduceat(np.where(word == w, bits, np.uint64(0)), segments)
+    return out
 
 
 _SCAN_BRANCHES = 1 << 18     # (reached state, class) pairs one scan covers: a few MB per array
@@ -388,14 +451,15 @@ class _TooManyPaths(Exception):
 
 
 def _scan(lexer: LexerTables, contexts: LexerContexts, states: np.ndarray, rows: np.ndarray, rests: _Rests,
-          trie: _TrieBuilder,
-          max_paths: int = DEFAULTS.max_token_paths) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+          trie: _TrieBuilder, max_paths: int = DEFAULTS.max_token_paths,
+          loops: _Loops | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Scan branch i, the rest of class `rows[i]` (`_Rests`), from lexer state `states[i]`, all at once:
     per branch, its index i, the trie node of the lexemes it closed and its open state (DEAD if
     dead). A branch whose lexeme hands over to several contexts forks: one copy per context
     (appended, with the same index); `_TooManyPaths` once some branch i has more than `max_paths`
     copies (they multiply with every fork: a run of short lexemes). Only branches still alive with
-    bytes left are stepped (from most states most classes die in a byte or two)."""
+    bytes left are stepped (from most states most classes die in a byte or two), and with `loops`
+    (and `rests.kinds`) none whose whole rest leads its state back to itself."""
     keys = np.arange(len(states))
     copies_of = np.ones(len(states), dtype=np.int64)       # branches per index, forks' copies included
     lengths = rests.lengths[rows]
@@ -408,6 +472,8 @@ def _scan(lexer: LexerTables, contexts: LexerContexts, states: np.ndarray, rows:
     single = np.asarray([ids[0] if len(ids) == 1 else -1 for ids in contexts.next_starts] or [-1])
     ignored_only = trie.ignored_only
     live = np.flatnonzero((lengths > 0) & (states != DEAD))     # increasing: copies are appended
+    if loops is not None and rests.kinds is not None:
+        live = live[~loops.stay(states[live], rows[live], rests.kinds)]
     column = 0
     while len(live):
         cur = states[live]
@@ -425,18 +491,14 @@ def _scan(lexer: LexerTables, contexts: LexerContexts, states: np.ndarray, rows:
             good = closing[ok]
             nodes[live[good]] = trie.extend(nodes[live[good]], accepted[ok], hand_over[ok])
             nxt[good] = restart_state[ok]
-            if len(forks):
-                offsets, flat_starts = contexts.next_starts_csr      # one copy per (fork, next START)
-                counts = offsets[accepted[forks] + 1] - offsets[accepted[forks]]
+            if len(forks):      # one copy per state the next contexts' STARTs reach on the byte
+                first, counts, fork_states, fork_tags = trie.hand_overs(
+                    accepted[forks].astype(np.int64) * 256 + byte[closing[forks]], contexts, lexer.transitions)
                 which = np.repeat(forks, counts)
-                to = flat_starts[row_positions(offsets[accepted[forks]], counts)]
-                after = transitions.take(to * width + byte[closing[which]])
-                alive = np.flatnonzero(after != DEAD)
-                which, to, after = which[alive], to[alive], after[alive]
-                kept, tags = trie.merge_copies(which, after, to, accepted[which] * 256 + byte[closing[which]])
-                which, after = which[kept], after[kept]
+                at = row_positions(first, counts)
+                after = fork_states[at]
                 branch = live[closing[which]]
-                new_nodes = trie.extend(nodes[branch], accepted[which], tags)
+                new_nodes = trie.extend(nodes[branch], accepted[which], fork_tags[at])
                 forked, added = np.unique(keys[branch], return_counts=True)
                 copies_of[forked] += added
                 if len(forked) and copies_of[forked].max() > max_paths:
@@ -469,10 +531,10 @@ class _ClassScan:
 
 def _scan_classes(lexer: LexerTables, contexts: LexerContexts, scans: list[_ClassScan], rests: _Rests,
                   trie: _TrieBuilder, outcome_index: dict[OutcomeKey, int], ticker: Ticker,
-                  max_paths: int = DEFAULTS.max_token_paths) -> None:
+                  max_paths: int = DEFAULTS.max_token_paths, loops: _Loops | None = None) -> None:
     """Fill every scan's rows: the (scanned state, class) branches of consecutive scans are scanned
     together, about `_SCAN_BRANCHES` at a time (a larger scan alone, in parts), and their outcomes
-    interned once per batch. `ticker` counts blocks done; `_TooManyPaths` as `_scan`."""
+    interned once per batch. `ticker` counts blocks done; `_TooManyPaths` and `loops` as `_scan`."""
     batch: list[tuple[_ClassScan, int, int]] = []      # (scan, its first state, states)
     size = 0
 
@@ -480,7 +542,7 @@ def _scan_classes(lexer: LexerTables, contexts: LexerContexts, scans: list[_Clas
         nonlocal size
         states = np.concatenate([np.repeat(scan.scanned[lo:lo + n], scan.hi - scan.lo) for scan, lo, n in batch])
         rows = np.concatenate([np.tile(np.arange(scan.lo, scan.hi), n) for scan, lo, n in batch])
-        keys, nodes, ends = _scan(lexer, contexts, states, rows, rests, trie, max_paths)
+        keys, nodes, ends = _scan(lexer, contexts, states, rows, rests, trie, max_paths, loops)
         finals = lexer.viable_sets[ends]
         alive = (ends != DEAD) & (finals != 0)
         if len(keys) == len(states):      # one branch per (state, class)
@@ -582,13 +644,14 @@ def build_terminal_dwa(lexer: LexerTables, vocab: Vocabulary, progress: Progress
     never = vocab.token_lengths == 0        # special ids (EOS aside) and empty ids: never allowed
     never[sorted(vocab.special_ids - set(vocab.eos_ids))] = True
     never[list(vocab.eos_ids)] = False
-    class_of_token, representatives = token_classes(lexer, vocab, never)
+    kind_of_byte = byte_classes(lexer)
+    class_of_token, representatives = token_classes(kind_of_byte, vocab, never)
     n_classes = len(representatives)
 
     contexts = contexts if contexts is not None else basic_contexts(lexer)
     trie = _TrieBuilder(lexer.n_term_sets, lexer.n_states, _ignored_only(lexer))
     outcome_index: dict[OutcomeKey, int] = {}
-    blocks, rests = _first_byte_blocks(vocab, representatives)
+    blocks, rests = _first_byte_blocks(vocab, representatives, kind_of_byte)
     block_pick = np.zeros((lexer.n_states, len(blocks)), dtype=np.int32)
     tiers = [_length_tiers(rests.lengths[block.lo:block.hi]) for block in blocks]
     alike = _alike_for(lexer, contexts, {int(rests.lengths[block.lo + lo]) for block, cuts in zip(blocks, tiers)
@@ -597,7 +660,7 @@ def build_terminal_dwa(lexer: LexerTables, vocab: Vocabulary, progress: Progress
     ticker = Ticker(progress, len(blocks), "first bytes")
     try:
         _scan_classes(lexer, contexts, [scan for plan in plans for scan, _ in plan.tiers], rests, trie,
-                      outcome_index, ticker, max_token_paths)
+                      outcome_index, ticker, max_token_paths, _self_loops(lexer, kind_of_byte))
     except _TooManyPaths as e:
         token = vocab.token_label(int(representatives[e.token_class]))
         raise LimitExceeded("max_token_paths", max_token_paths, "terminal DWA",

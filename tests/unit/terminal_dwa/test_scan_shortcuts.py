@@ -1,0 +1,92 @@
+"""The scan's two shortcuts give what stepping every byte gives: a branch whose whole rest loops
+its lexer state back to itself is left there (`_Loops`), and a lexeme handing over to several
+contexts forks into one copy per state their STARTs reach (`_TrieBuilder.hand_overs`)."""
+
+import itertools
+
+import numpy as np
+
+from glrmask_cli.lexer import build_lexer
+from glrmask_cli.pipeline import compile_front_end, load_grammar_stage
+from glrmask_cli.terminal_dwa import (
+    _ignored_only,
+    _rest_kinds,
+    _Rests,
+    _scan,
+    _self_loops,
+    _TrieBuilder,
+    basic_contexts,
+    byte_classes,
+    lexer_contexts,
+)
+from glrmask_runtime.tables import DEAD, START
+
+LOOPING = ('start: (STR | NAME | NUM) ("," (STR | NAME | NUM))*\n'
+           'STR: /"[a-z ,]*"/\nNAME: /[a-z]+/\nNUM: /[0-9]+/\n%ignore " "\n')
+# after ":" the contexts of several LR states (a key's value, a nested object's key) may follow
+CONTEXTS = ('start: obj\nobj: "{" [pair ("," pair)*] "}"\npair: KEY ":" (WORD | NUM | obj)\n'
+            'KEY: /"[a-z]+"/\nWORD: /[a-z]+/\nNUM: /[0-9]+/\n%ignore " "\n')
+
+
+def _rests(texts: list[bytes], kind_of_byte: np.ndarray) -> _Rests:
+    width = max(len(t) for t in texts)
+    columns = np.zeros((width, len(texts)), dtype=np.uint8)
+    for c, text in enumerate(texts):
+        columns[:len(text), c] = list(text)
+    lengths = np.asarray([len(t) for t in texts])
+    data = np.frombuffer(b"".join(texts), dtype=np.uint8)
+    return _Rests(columns, lengths, _rest_kinds(kind_of_byte[data], lengths, (int(kind_of_byte.max()) + 64) // 64))
+
+
+def test_looping_rests_are_left_where_they_are(tmp_path):
+    path = tmp_path / "g.lark"
+    path.write_text(LOOPING)
+    grammar = load_grammar_stage(path)
+    lexer = build_lexer(grammar.terminals, grammar.ignore).tables
+    contexts = basic_contexts(lexer)
+    kinds = byte_classes(lexer)
+    texts = [bytes(t) for n in range(4, 0, -1) for t in itertools.product(b'ab1", ', repeat=n)]
+    rests = _rests(texts, kinds)
+    loops = _self_loops(lexer, kinds)
+    taken = 0
+    for state in range(1, lexer.n_states):
+        states, rows = np.full(len(texts), state), np.arange(len(texts))
+        taken += int(loops.stay(states, rows, rests.kinds).sum())
+        plain = _scan(lexer, contexts, states, rows, rests, _TrieBuilder(lexer.n_term_sets, lexer.n_states,
+                                                                         _ignored_only(lexer)))
+        short = _scan(lexer, contexts, states, rows, rests, _TrieBuilder(lexer.n_term_sets, lexer.n_states,
+                                                                         _ignored_only(lexer)), loops=loops)
+        for a, b in zip(plain, short):
+            assert a.tolist() == b.tolist(), state
+    assert taken > 100, "the shortcut was hardly taken: a weak test"
+
+
+def test_a_fork_has_a_copy_per_state_reached(tmp_path):
+    path = tmp_path / "g.lark"
+    path.write_text(CONTEXTS)
+    front = compile_front_end(path, contextual=True)
+    lexer = front.tables
+    contexts = lexer_contexts(front.contextual, front.lr.tables)
+    trie = _TrieBuilder(lexer.n_term_sets, lexer.n_states, _ignored_only(lexer))
+    causes = np.asarray([t * 256 + b for t in range(1, lexer.n_term_sets) if len(contexts.next_starts[t]) > 1
+                         for b in range(256)], dtype=np.int64)
+    assert len(causes), "no lexeme hands over to several contexts: a weak test"
+    first, counts, states, tags = trie.hand_overs(causes[::-1], contexts, lexer.transitions)
+    first, counts = first[::-1], counts[::-1]
+    merged = 0
+    for cause, lo, n in zip(causes.tolist(), first.tolist(), counts.tolist()):
+        term_set, byte = divmod(cause, 256)
+        reached: dict[int, list[int]] = {}
+        for start in contexts.next_starts[term_set]:
+            if lexer.transitions[start, byte] != DEAD:
+                reached.setdefault(int(lexer.transitions[start, byte]), []).append(start)
+        assert states[lo:lo + n].tolist() == list(reached)
+        for tag, starts in zip(tags[lo:lo + n].tolist(), reached.values()):
+            if len(starts) == 1:
+                assert tag == starts[0] and tag >= START
+            else:
+                merged += 1
+                assert trie.start_sets[-2 - tag] == tuple(starts)
+    assert merged, "no two contexts reach one state: a weak test"
+    again = trie.hand_overs(causes, contexts, lexer.transitions)
+    assert again[0].tolist() == first.tolist() and again[1].tolist() == counts.tolist()
