@@ -219,7 +219,12 @@ def test_sentencepiece_missing_gives_the_pip_command(monkeypatch):
 
 
 def test_hub_id_offline_is_a_clear_error(monkeypatch):
+    from huggingface_hub import constants   # tokenizers' own dependency
+
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    # read once, when huggingface_hub is first imported (another test may have imported it): without
+    # this the client tries the network and gives up after about 20 s
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
     with pytest.raises(TokenizerError, match=r"^hub id glrmask-test/no-such-repo: cannot fetch tokenizer.json"):
         load_vocabulary("glrmask-test/no-such-repo")
 
