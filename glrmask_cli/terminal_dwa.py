@@ -915,20 +915,26 @@ def _distinct_columns_by_block(after: np.ndarray,
                                block_starts: np.ndarray) -> list[tuple[list[tuple[int, ...]], np.ndarray]]:
     """Per block of classes (block k: classes block_starts[k] .. block_starts[k + 1] - 1), the
     distinct columns of `after` (outcome ids per hand-over START x class) in it, in ascending order,
-    and each of its classes' column among them: one sort for every block."""
+    and each of its classes' column among them: one sort for every block, of the classes some START
+    gives an outcome (from the STARTs after a lexeme most tokens have none; they share the column of
+    NO_OUTCOMEs, the smallest, so first in its block)."""
     blocks = len(block_starts) - 1
     block = np.repeat(np.arange(blocks), np.diff(block_starts))
-    order = np.lexsort(tuple(after[::-1]) + (block,))          # by block, then column
-    in_block, column = block[order], after[:, order]
+    live = np.flatnonzero((after != NO_OUTCOME).any(axis=0))
+    live_block = block[live]
+    has_dead = (np.bincount(block, minlength=blocks) - np.bincount(live_block, minlength=blocks)) > 0
+    order = np.lexsort(tuple(after[::-1, live]) + (live_block,))          # by block, then column
+    in_block, column = live_block[order], after[:, live[order]]
     new = np.ones(len(order), dtype=bool)
     new[1:] = (in_block[1:] != in_block[:-1]) | (column[:, 1:] != column[:, :-1]).any(axis=0)
-    distinct_id = np.empty(len(order), dtype=np.int64)
-    distinct_id[order] = np.cumsum(new) - 1
     firsts = np.flatnonzero(new)
+    bounds = np.searchsorted(in_block[firsts], np.arange(blocks + 1))
+    distinct_id = np.zeros(len(block), dtype=np.int64)         # the dead column: 0 in its block
+    distinct_id[live[order]] = np.cumsum(new) - 1 - bounds[in_block] + has_dead[in_block]
     columns = [tuple(c) for c in column[:, firsts].T.tolist()]
-    bounds = np.searchsorted(in_block[firsts], np.arange(blocks + 1)).tolist()
-    return [(columns[bounds[k]:bounds[k + 1]], distinct_id[block_starts[k]:block_starts[k + 1]] - bounds[k])
-            for k in range(blocks)]
+    dead = [(NO_OUTCOME,) * len(after)]
+    return [((dead if has_dead[k] else []) + columns[bounds[k]:bounds[k + 1]],
+             distinct_id[block_starts[k]:block_starts[k + 1]]) for k in range(blocks)]
 
 
 def _ignored_only(lexer: LexerTables) -> np.ndarray:

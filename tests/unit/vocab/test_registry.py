@@ -219,7 +219,7 @@ def test_sentencepiece_missing_gives_the_pip_command(monkeypatch):
 
 
 def test_hub_id_offline_is_a_clear_error(monkeypatch):
-    from huggingface_hub import constants   # tokenizers' own dependency
+    from huggingface_hub import constants  # tokenizers' own dependency
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     # read once, when huggingface_hub is first imported (another test may have imported it): without
