@@ -416,26 +416,25 @@ def _first_byte_blocks(vocab: Vocabulary, representatives: np.ndarray,
     cols = np.arange(int(rest.sum())) - np.repeat(np.cumsum(rest) - rest, rest)
     data = vocab.token_data[np.repeat(starts + 1, rest) + cols]
     columns[cols, rows] = data
-    bounds = np.concatenate([[0], np.flatnonzero(np.diff(first)) + 1, [len(representatives)]]).tolist()
-    blocks = []
-    for lo, hi in zip(bounds, bounds[1:]):
-        assert (np.diff(rest[lo:hi]) <= 0).all(), "token_classes numbers each block longest first"
-        blocks.append(_Block(int(first[lo]), lo, hi))
+    same_block = np.diff(first) == 0
+    assert (np.diff(rest)[same_block] <= 0).all(), "token_classes numbers each block longest first"
+    bounds = np.concatenate([[0], np.flatnonzero(~same_block) + 1, [len(representatives)]]).tolist()
+    blocks = [_Block(int(first[lo]), lo, hi) for lo, hi in zip(bounds, bounds[1:])]
+    return blocks, _Rests(columns, rest, _rest_kinds(data, rest, kind_of_byte))
+
+
+def _rest_kinds(data: np.ndarray, lengths: np.ndarray, kind_of_byte: np.ndarray) -> np.ndarray:
+    """`_Rests.kinds` of the rests' bytes `data`, concatenated (rest c: lengths[c] of them), their byte
+    classes `kind_of_byte`."""
     words = (int(kind_of_byte.max()) + 64) // 64
-    return blocks, _Rests(columns, rest, _rest_kinds(kind_of_byte[data], rest, words))
-
-
-def _rest_kinds(kinds: np.ndarray, lengths: np.ndarray, words: int) -> np.ndarray:
-    """`_Rests.kinds` from the rests' byte classes, concatenated (rest c: lengths[c] of them)."""
     out = np.zeros((words, len(lengths)), dtype=np.uint64)
     some = np.flatnonzero(lengths > 0)
     if not len(some):
         return out
     segments = (np.cumsum(lengths) - lengths)[some]
-    bits = np.uint64(1) << (kinds % 64).astype(np.uint64)
-    word = kinds // 64
-    for w in range(len(out)):
-        out[w, some] = np.bitwise_or.reduceat(np.where(word == w, bits, np.uint64(0)), segments)
+    bit_of_byte = np.uint64(1) << (kind_of_byte % 64).astype(np.uint64)
+    for w in range(words):
+        out[w, some] = np.bitwise_or.reduceat(np.where(kind_of_byte // 64 == w, bit_of_byte, 0)[data], segments)
     return out
 
 

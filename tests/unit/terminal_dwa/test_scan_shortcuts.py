@@ -10,6 +10,7 @@ from glrmask_cli.lexer import build_lexer
 from glrmask_cli.pipeline import compile_front_end, load_grammar_stage
 from glrmask_cli.terminal_dwa import (
     _ignored_only,
+    _kind_bits,
     _rest_kinds,
     _Rests,
     _scan,
@@ -34,8 +35,7 @@ def _rests(texts: list[bytes], kind_of_byte: np.ndarray) -> _Rests:
     for c, text in enumerate(texts):
         columns[:len(text), c] = list(text)
     lengths = np.asarray([len(t) for t in texts])
-    data = np.frombuffer(b"".join(texts), dtype=np.uint8)
-    return _Rests(columns, lengths, _rest_kinds(kind_of_byte[data], lengths, (int(kind_of_byte.max()) + 64) // 64))
+    return _Rests(columns, lengths, _rest_kinds(np.frombuffer(b"".join(texts), dtype=np.uint8), lengths, kind_of_byte))
 
 
 def test_looping_rests_are_left_where_they_are(tmp_path):
@@ -90,3 +90,21 @@ def test_a_fork_has_a_copy_per_state_reached(tmp_path):
     assert merged, "no two contexts reach one state: a weak test"
     again = trie.hand_overs(causes, contexts, lexer.transitions)
     assert again[0].tolist() == first.tolist() and again[1].tolist() == counts.tolist()
+
+
+def test_kind_bits_past_64_byte_classes():
+    rng = np.random.default_rng(7)
+    kind_of_byte = rng.permutation(np.arange(256) % 150)          # 150 byte classes: three words
+    texts = [bytes(rng.integers(0, 256, size=n).tolist()) for n in rng.integers(0, 9, size=40)]
+    lengths = np.asarray([len(t) for t in texts])
+    kinds = _rest_kinds(np.frombuffer(b"".join(texts), dtype=np.uint8), lengths, kind_of_byte)
+    assert kinds.shape == (3, len(texts))
+    for c, text in enumerate(texts):
+        expected = {int(kind_of_byte[b]) for b in text}
+        found = {64 * w + i for w in range(3) for i in range(64) if int(kinds[w, c]) >> i & 1}
+        assert found == expected
+    members = rng.random((150, 5)) < 0.3
+    bits = _kind_bits(members)
+    for q in range(5):
+        assert {64 * w + i for w in range(3) for i in range(64) if int(bits[w, q]) >> i & 1} == \
+            set(np.flatnonzero(members[:, q]).tolist())
