@@ -37,6 +37,7 @@ from glrmask_cli.limits import DEFAULTS, BuildLimits
 from glrmask_runtime.tables import LexerTables
 
 PATTERN_DFAS = 512     # regexp DFAs kept per process (`_pattern_dfa`)
+CONTEXT_LEXERS = 128   # contexts' basic lexers kept per process (`_context_lexer`)
 _LABEL_ROWS = 1 << 16  # (state, member) rows `close_labels` takes at once (x byte classes)
 
 
@@ -126,15 +127,36 @@ def _subset_lexer(terminals: Sequence[TerminalSpec], ignore: Sequence[str], gram
         empty = np.zeros(1, np.int32)
         return LexerBuild(LexerTables(np.zeros((2, 256), np.int32), np.zeros((2, 257), np.int32),
                                       np.zeros(2, np.int32), np.zeros(2, np.int32), empty[:0], empty[:0]), ())
-    local = build_lexer([terminals[i] for i in keep], ignore, grammar_path, limits)
+    t = _context_lexer(tuple(terminals[i] for i in keep), tuple(ignore), grammar_path, limits)
     to_global = np.array(keep, np.int32)
-    t = local.tables
-    offsets, items = t.term_set_offsets, to_global[t.term_set_items] if t.term_set_items.size else t.term_set_items
+    offsets, items = t.term_set_offsets, to_global[t.term_set_items]
     for k in range(len(offsets) - 1):               # keep each set's ids sorted
         items[offsets[k]:offsets[k + 1]] = np.sort(items[offsets[k]:offsets[k + 1]])
     tables = LexerTables(t.transitions, t.close_sets, t.viable_sets, offsets, items.astype(np.int32),
                          to_global[t.ignored].astype(np.int32) if t.ignored.size else t.ignored)
     return LexerBuild(tables, ())      # "never produced" means nothing for one context
+
+
+_context_lexers: dict[tuple[tuple[TerminalSpec, ...], tuple[str, ...], BuildLimits], LexerTables] = {}
+
+
+def _context_lexer(terminals: tuple[TerminalSpec, ...], ignore: tuple[str, ...], grammar_path: str,
+                   limits: BuildLimits) -> LexerTables:
+    """The basic lexer of these terminals (their own ids: 0, 1, ...), read-only, kept across builds in
+    this process by the terminals, the ignored names and the limits (`CONTEXT_LEXERS`, the oldest
+    dropped first): the JSON Schemas a server compiles share many contexts (every 8th MaskBench
+    schema: 492 contexts, 254 distinct). `grammar_path` only names the grammar in errors."""
+    key = (terminals, ignore, limits)
+    found = _context_lexers.get(key)
+    if found is None:
+        found = build_lexer(list(terminals), ignore, grammar_path, limits).tables
+        for array in (found.transitions, found.close_sets, found.viable_sets, found.term_set_offsets,
+                      found.term_set_items, found.ignored):
+            array.flags.writeable = False
+        if len(_context_lexers) >= CONTEXT_LEXERS:
+            del _context_lexers[next(iter(_context_lexers))]
+        _context_lexers[key] = found
+    return found
 
 
 def _union(dfas: list[ByteDFA]):
