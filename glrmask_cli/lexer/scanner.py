@@ -37,7 +37,7 @@ from glrmask_cli.limits import DEFAULTS, BuildLimits
 from glrmask_runtime.tables import LexerTables
 
 PATTERN_DFAS = 512     # regexp DFAs kept per process (`_pattern_dfa`)
-CONTEXT_LEXERS = 128   # contexts' basic lexers kept per process (`_context_lexer`)
+CONTEXT_LEXER_BYTES = 64 << 20   # contexts' basic lexers kept per process, their tables' bytes (`_context_lexer`)
 _LABEL_ROWS = 1 << 16  # (state, member) rows `close_labels` takes at once (x byte classes)
 
 
@@ -143,20 +143,27 @@ _context_lexers: dict[tuple[tuple[TerminalSpec, ...], tuple[str, ...], BuildLimi
 def _context_lexer(terminals: tuple[TerminalSpec, ...], ignore: tuple[str, ...], grammar_path: str,
                    limits: BuildLimits) -> LexerTables:
     """The basic lexer of these terminals (their own ids: 0, 1, ...), read-only, kept across builds in
-    this process by the terminals, the ignored names and the limits (`CONTEXT_LEXERS`, the oldest
-    dropped first): the JSON Schemas a server compiles share many contexts (every 8th MaskBench
-    schema: 492 contexts, 254 distinct). `grammar_path` only names the grammar in errors."""
+    this process by the terminals, the ignored names and the limits, up to `CONTEXT_LEXER_BYTES` of
+    tables (the oldest dropped first): the JSON Schemas a server compiles share many contexts
+    (every 8th MaskBench schema: 492 contexts, 254 distinct). `grammar_path` only names the grammar
+    in errors."""
     key = (terminals, ignore, limits)
     found = _context_lexers.get(key)
     if found is None:
         found = build_lexer(list(terminals), ignore, grammar_path, limits).tables
-        for array in (found.transitions, found.close_sets, found.viable_sets, found.term_set_offsets,
-                      found.term_set_items, found.ignored):
+        for array in _arrays(found):
             array.flags.writeable = False
-        if len(_context_lexers) >= CONTEXT_LEXERS:
-            del _context_lexers[next(iter(_context_lexers))]
         _context_lexers[key] = found
+        kept = sum(array.nbytes for tables in _context_lexers.values() for array in _arrays(tables))
+        while kept > CONTEXT_LEXER_BYTES and len(_context_lexers) > 1:
+            oldest = next(iter(_context_lexers))
+            kept -= sum(array.nbytes for array in _arrays(_context_lexers.pop(oldest)))
     return found
+
+
+def _arrays(tables: LexerTables) -> tuple[np.ndarray, ...]:
+    return (tables.transitions, tables.close_sets, tables.viable_sets, tables.term_set_offsets,
+            tables.term_set_items, tables.ignored)
 
 
 def _union(dfas: list[ByteDFA]):
