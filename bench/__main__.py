@@ -31,7 +31,8 @@ QUICK_DOCS = 40
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     p.add_argument("--workloads", default=",".join((*DEFAULT_WORKLOADS, maskbench.NAME)),
-                   help=f"comma list of {', '.join(WORKLOADS)}, {maskbench.NAME}, keywords<N> (any N >= 4), or none")
+                   help=f"comma list of {', '.join(WORKLOADS)}, {', '.join(maskbench.NAMES)}, keywords<N> "
+                        "(any N >= 4), or none")
     p.add_argument("--tokenizers", default=",".join(TOKENIZER_NAMES), help="comma list: cl100k_base, llama3")
     p.add_argument("--engines", default=",".join(runner.ENGINES), help=f"comma list of {', '.join(runner.ENGINES)}")
     p.add_argument("--quick", action="store_true",
@@ -134,8 +135,8 @@ def run_pair(w: Workload, tokenizer: str, docs: list, engines: list[str], args) 
 def run_workload(name: str, tokenizers: list[str], engines: list[str], args, info: dict) -> dict:
     """One workload x tokenizers x engines. Missing data (a corpus, an offline fetch) skips this workload
     with its reason instead of stopping the others. maskbench (JSON Schemas) is bench.maskbench's."""
-    if name == maskbench.NAME:
-        return maskbench.run(tokenizers, engines, args, info)
+    if name in maskbench.NAMES:
+        return maskbench.run(name, tokenizers, engines, args, info)
     w = workload(name)
     base = {"workload": name, "machine": info, "options": {k: v for k, v in vars(args).items()}, "runs": {}}
     try:
@@ -181,8 +182,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.replays < 1:
             raise BenchError(f"--replays: must be at least 1, got {args.replays}")
         workloads = [] if args.workloads == "none" else _names(
-            args.workloads, [*WORKLOADS, maskbench.NAME, "keywords<N>"], "workloads",
-            lambda name: name == maskbench.NAME or known(name))
+            args.workloads, [*WORKLOADS, *maskbench.NAMES, "keywords<N>"], "workloads",
+            lambda name: name in maskbench.NAMES or known(name))
         tokenizers = _names(args.tokenizers, TOKENIZER_NAMES, "tokenizers")
         engines = _names(args.engines, runner.ENGINES, "engines")
         if not args.no_setup:
@@ -198,8 +199,8 @@ def main(argv: list[str] | None = None) -> int:
     except subprocess.CalledProcessError as e:
         print(f"bench: bench/setup_peers.sh failed (exit {e.returncode}); see its output above", file=sys.stderr)
         return 1
-    grammars = [r for r in results if r["workload"] != maskbench.NAME]
-    schemas = [r for r in results if r["workload"] == maskbench.NAME]
+    grammars = [r for r in results if r["workload"] not in maskbench.NAMES]
+    schemas = [r for r in results if r["workload"] in maskbench.NAMES]
     if grammars:
         print(report.render(grammars, info))
     if schemas:

@@ -22,14 +22,23 @@ from bench.tokenizers import REPO, encode, tokenizer_spec
 from bench.workloads import SchemaCase, maskbench_cases, subset
 
 NAME = "maskbench"
+STRICT = "maskbench-strict"     # the same schemas, each engine's strict mode (objects take no undeclared key)
+NAMES = (NAME, STRICT)
 QUICK_SCHEMAS = 40
-# What each engine's schema mode is given (the workers' SchemaCompiler classes do this).
+# Per workload, what each engine's schema mode is given (the workers' SchemaCompiler classes do this;
+# the job's `strict` says which); an engine not listed has no such mode here.
 # (bench/README.md: the calls and options behind these words)
 SCHEMA_FORMS = {
-    "glrmask": "flexible ws",
-    "llguidance": "flexible ws",
-    "xgrammar": "any ws, strict off",
-    "glrmask-rs": "`, ` `: ` only",
+    NAME: {
+        "glrmask": "flexible ws",
+        "llguidance": "flexible ws",
+        "xgrammar": "any ws, strict off",
+        "glrmask-rs": "`, ` `: ` only",
+    },
+    STRICT: {
+        "glrmask": "flexible ws, strict",
+        "xgrammar": "any ws, strict on",
+    },
 }
 FAILED = ("error", "timeout", "not reached")
 
@@ -40,9 +49,11 @@ def selected_cases(args) -> list[SchemaCase]:
     return subset(maskbench_cases(), limit, "--max-schemas")
 
 
-def schema_job(cases: list[SchemaCase], tokenizer: str, args) -> dict:
-    """The worker's job: the tokenizer, replay options and every schema with its instances' token ids."""
-    return {"workload": NAME, "tokenizer": tokenizer_spec(tokenizer).to_job(), "warmup_docs": args.warmup,
+def schema_job(name: str, cases: list[SchemaCase], tokenizer: str, args) -> dict:
+    """The worker's job for workload `name`: the tokenizer, the strict mode or not, replay options and
+    every schema with its instances' token ids."""
+    return {"workload": name, "strict": name == STRICT, "tokenizer": tokenizer_spec(tokenizer).to_job(),
+            "warmup_docs": args.warmup,
             "replays": args.replays, "budget_s": args.budget, "warm_max_s": args.warm_max,
             "build_cache_dir": str(REPO / ".cache" / "bench" / "build-cache"),
             "schemas": [{"name": c.name, "schema": c.schema,
@@ -108,9 +119,10 @@ def engine_entry(raw: dict) -> dict:
             "schemas": [_schema_summary(s) for s in schemas]}
 
 
-def run(tokenizers: list[str], engines: list[str], args, info: dict) -> dict:
-    """The maskbench workload x tokenizers x engines (missing data: the workload is skipped)."""
-    base = {"workload": NAME, "machine": info, "options": dict(vars(args)), "runs": {}}
+def run(name: str, tokenizers: list[str], engines: list[str], args, info: dict) -> dict:
+    """A maskbench workload (`NAMES`) x tokenizers x engines (missing data: the workload is skipped)."""
+    base = {"workload": name, "machine": info, "options": dict(vars(args)), "runs": {}}
+    forms = SCHEMA_FORMS[name]
     try:
         cases = selected_cases(args)
     except BenchError as e:
@@ -118,15 +130,16 @@ def run(tokenizers: list[str], engines: list[str], args, info: dict) -> dict:
         return {**base, "skipped": str(e)}
     runs: dict[str, dict] = {}
     for tokenizer in tokenizers:
-        job = schema_job(cases, tokenizer, args)
+        job = schema_job(name, cases, tokenizer, args)
         runs[tokenizer] = {}
         for engine in engines:
-            if engine not in SCHEMA_FORMS:
-                runs[tokenizer][engine] = {"error": "no JSON Schema mode in this bench"}
+            if engine not in forms:
+                mode = "strict JSON Schema mode" if name == STRICT else "JSON Schema mode"
+                runs[tokenizer][engine] = {"error": f"no {mode} in this bench"}
                 continue
-            print(f"bench: {NAME} x {tokenizer} x {engine} ({len(cases)} schemas) ...", file=sys.stderr, flush=True)
+            print(f"bench: {name} x {tokenizer} x {engine} ({len(cases)} schemas) ...", file=sys.stderr, flush=True)
             entry = engine_entry(run_schema_worker(engine, job, args.timeout, args.build_budget))
-            runs[tokenizer][engine] = {**entry, "grammar_form": SCHEMA_FORMS[engine]}
+            runs[tokenizer][engine] = {**entry, "grammar_form": forms[engine]}
     return {**base, "schemas": [c.name for c in cases], "instances": sum(len(c.instances) for c in cases),
             "timing_policy": "perf_counter_ns per call; the first compiled schema's instances replayed untimed "
                              "first; gc disabled in timed loops; single thread; nearest-rank percentiles; "

@@ -2,8 +2,9 @@
 peer's ratio to GLRMask (bench.report's cells and table layout), then what each engine refused, failed
 or rejected, schema by schema.
 
-Input: the maskbench result dicts of bench.maskbench.run. Output: text. A rejected valid instance is a
-correctness failure and is listed in full, as is every refused or failed schema.
+Input: the maskbench and maskbench-strict result dicts of bench.maskbench.run. Output: text. A
+rejected valid instance is a correctness failure and is listed in full, as is every refused or
+failed schema.
 """
 
 from __future__ import annotations
@@ -93,8 +94,8 @@ def render(results: list[dict], info: dict) -> str:
             continue
         replays = max((e.get("replays", 1) for engines in result["runs"].values() for e in engines.values()),
                       default=1)
-        out += [f"{len(result['schemas'])} schemas, {result['instances']} valid instances (json.dumps, "
-                "ensure_ascii=False); xR = R times GLRMask's value", "",
+        out += [f"{result['workload']}: {len(result['schemas'])} schemas, {result['instances']} valid instances "
+                "(json.dumps, ensure_ascii=False); xR = R times GLRMask's value", "",
                 "schemas (ok: compiled; failed: crashed, over --build-budget or not reached; instances ok: replayed "
                 "all the way and accepted at the end, of every valid instance; rejected: a valid instance refused):",
                 report.format_table(report.table_rows([result], OUTCOME_COLUMNS)), "",

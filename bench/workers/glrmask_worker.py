@@ -118,9 +118,10 @@ def make_engine(job: dict):
 
 
 class SchemaCompiler:
-    """Schema mode: glrmask_cli.compile_json_schema (whitespace flexible) with the build cache off, so
-    every timed compile is a real one; `cached_compile_s` times a repeat served from the build cache,
-    kept in job['build_cache_dir'] (filled by one untimed compile unless an earlier run left the entry)."""
+    """Schema mode: glrmask_cli.compile_json_schema (whitespace flexible; strict where job['strict'])
+    with the build cache off, so every timed compile is a real one; `cached_compile_s` times a repeat
+    served from the build cache, kept in job['build_cache_dir'] (filled by one untimed compile unless
+    an earlier run left the entry)."""
 
     version = glrmask_runtime.__version__
     refusals = (glrmask_runtime.GLRMaskError,)
@@ -132,7 +133,8 @@ class SchemaCompiler:
         spec = job["tokenizer"]
         self.api, self.spec = api, spec
         self.options = {"tokenizer": spec["file"], "tokenizer_pattern": spec["pattern"],
-                        "eos_tokens": [str(e) for e in spec["eos_ids"]], "whitespace": "flexible"}
+                        "eos_tokens": [str(e) for e in spec["eos_ids"]], "whitespace": "flexible",
+                        "strict": bool(job.get("strict"))}
         api.tokenizer_vocabulary(spec["file"], pattern=spec["pattern"], eos_tokens=self.options["eos_tokens"])
 
     def compile(self, schema):

@@ -5,7 +5,7 @@ strings, which xgrammar treats as special. Compiler: one thread, cache off (so a
 real compile). Artifact: CompiledGrammar.serialize_json(); load = deserialize_json with the tokenizer.
 Schema mode: GrammarCompiler.compile_json_schema with any_whitespace=True and strict_mode=False (its
 default strict mode forbids properties and items the schema does not declare, which the JSON Schema
-specification allows).
+specification allows); strict_mode=True for the maskbench-strict workload (job['strict']).
 """
 
 from __future__ import annotations
@@ -67,9 +67,10 @@ class SchemaCompiler:
     def __init__(self, job: dict) -> None:
         self.compiler = xgrammar.GrammarCompiler(_tokenizer_info(job["tokenizer"]), max_threads=1,
                                                  cache_enabled=False)
+        self.strict = bool(job.get("strict"))
 
     def compile(self, schema):
-        return self.compiler.compile_json_schema(json.dumps(schema), any_whitespace=True, strict_mode=False)
+        return self.compiler.compile_json_schema(json.dumps(schema), any_whitespace=True, strict_mode=self.strict)
 
     def engine(self, compiled) -> tuple[Engine, dict]:
         return Engine(compiled), {"artifact_bytes": len(compiled.serialize_json().encode())}

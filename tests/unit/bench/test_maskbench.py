@@ -126,3 +126,27 @@ def test_skipped_workload_is_one_line() -> None:
     text = schema_report.render([{"workload": "maskbench", "runs": {}, "skipped": "no corpus"}],
                                 {"date": "d", "cpu": "c", "cores": 1, "python": "3"})
     assert "maskbench: skipped: no corpus" in text
+
+
+class _Spec:
+    def to_job(self) -> dict:
+        return {"name": "tok"}
+
+
+@pytest.mark.parametrize("name", maskbench.NAMES)
+def test_strict_workload_asks_each_engine_for_its_strict_mode(cases, monkeypatch, name) -> None:
+    jobs: dict[str, dict] = {}
+    monkeypatch.setattr(maskbench, "tokenizer_spec", lambda tokenizer: _Spec())
+    monkeypatch.setattr(maskbench, "encode", lambda tokenizer, text: list(text))
+    monkeypatch.setattr(maskbench, "run_schema_worker",
+                        lambda engine, job, timeout, budget: jobs.setdefault(engine, job) and {"error": "not run"})
+    run_args = args(max_schemas=2, warmup=0, replays=1, budget=1.0, warm_max=1.0, timeout=1.0, build_budget=1.0)
+    out = maskbench.run(name, ["llama3"], ["glrmask", "llguidance", "xgrammar"], run_args, {})
+    assert out["workload"] == name
+    runs = out["runs"]["llama3"]
+    strict = name == maskbench.STRICT
+    assert set(jobs) == ({"glrmask", "xgrammar"} if strict else {"glrmask", "llguidance", "xgrammar"})
+    assert all(job["strict"] is strict and job["workload"] == name for job in jobs.values())
+    if strict:
+        assert runs["llguidance"] == {"error": "no strict JSON Schema mode in this bench"}
+    assert runs["glrmask"]["grammar_form"] == maskbench.SCHEMA_FORMS[name]["glrmask"]
