@@ -78,8 +78,9 @@ def tokenizers_command() -> None:
 def _schema_options(command):
     """--schema, --whitespace and --strict, shared by `build` and `check`."""
     command = click.option("--strict", is_flag=True,
-                           help="JSON Schema only: an object without additionalProperties takes no other keys "
-                                "and an array with prefixItems no other items (docs/json-schema.md).")(command)
+                           help="JSON Schema only: an object with properties but no additionalProperties takes "
+                                "no other keys and an array with prefixItems no other items "
+                                "(docs/json-schema.md).")(command)
     command = click.option("--whitespace", type=click.Choice(["flexible", "compact"]), default="flexible",
                            show_default=True, help="JSON Schema only: any JSON whitespace between tokens, "
                            "or none.")(command)

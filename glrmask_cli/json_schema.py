@@ -181,9 +181,10 @@ class _Negation(NamedTuple):
 
 def schema_to_lark(schema: Any, whitespace: Whitespace = "flexible", strict: bool = False) -> str:
     """The Lark grammar (start rule `start`) whose language is the JSON texts `schema` accepts,
-    minus the documented departures (docs/json-schema.md). `strict`: an object without
-    additionalProperties takes no other keys, and an array with prefixItems (or a tuple `items`) and
-    no items (additionalItems) after them no other items, as if each said false."""
+    minus the documented departures (docs/json-schema.md). `strict`: an object that declares
+    properties or patternProperties but no additionalProperties takes no other keys, and an array
+    with prefixItems (or a tuple `items`) and no items (additionalItems) after them no other items,
+    as if each said false."""
     return _Lowering(schema, whitespace, strict).grammar()
 
 
@@ -205,7 +206,8 @@ Part = tuple[Any, tuple[str, ...]]          # a subschema and its path, as merge
 class _Lowering:
     def __init__(self, schema: Any, whitespace: Whitespace, strict: bool = False) -> None:
         self.root = schema
-        self.extra_default = not strict  # an absent additionalProperties, or items after a prefix: any, or none
+        # an absent additionalProperties (of an object declaring members), or items after a prefix: any, or none
+        self.extra_default = not strict
         self.rules: dict[str, str] = {}
         self.terminals: dict[str, str] = {}        # pattern -> terminal name
         self.by_pointer: dict[str, str] = {}
@@ -690,7 +692,10 @@ class _Lowering:
         of its patterns; no pattern: additionalProperties), written without escapes (docs)."""
         names = "|".join(re.escape(json.dumps(n, ensure_ascii=False)[1:-1]) for n in node.get("properties", {}))
         undeclared = f'(?!(?:{names})")' if names else ""
-        extra: Part = (node.get("additionalProperties", self.extra_default), path + ("additionalProperties",))
+        # strict, an object that declares no members says nothing to close: it stays open, as `{}` does
+        declares = "properties" in node or "patternProperties" in node
+        extra: Part = (node.get("additionalProperties", self.extra_default or not declares),
+                       path + ("additionalProperties",))
         patterns = node.get("patternProperties", {})
         if not patterns:
             value = self.optional(self.rule, *extra)

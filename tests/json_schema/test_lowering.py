@@ -195,15 +195,23 @@ def test_arrays_get_jsonschemas_verdict_on_every_length(schema, tmp_path):
 
 
 STRICT = [  # (schema, the schema jsonschema judges strict mode by: what it leaves out, written false)
-    ({"type": "object", "properties": {"a": {"type": "integer"}, "o": {"type": "object"}}},
+    # an object declaring members is closed; one declaring none ("o") stays open, as `{}` does
+    ({"type": "object", "properties": {"a": {"type": "integer"}, "o": {"type": "object"},
+                                       "z": {"type": "object", "properties": {}}}},
      {"type": "object", "additionalProperties": False,
-      "properties": {"a": {"type": "integer"}, "o": {"type": "object", "additionalProperties": False}}}),
+      "properties": {"a": {"type": "integer"}, "o": {"type": "object"},
+                     "z": {"type": "object", "properties": {}, "additionalProperties": False}}}),
+    ({"type": "object", "patternProperties": {"^x": {"type": "integer"}}},
+     {"type": "object", "patternProperties": {"^x": {"type": "integer"}}, "additionalProperties": False}),
     ({"type": "object", "properties": {"a": {"type": "integer"}}, "additionalProperties": {"type": "boolean"}},
      {"type": "object", "properties": {"a": {"type": "integer"}}, "additionalProperties": {"type": "boolean"}}),
     ({"type": "array", "prefixItems": [{"type": "integer"}]},
      {"type": "array", "prefixItems": [{"type": "integer"}], "items": False}),
+    ({"type": "array", "items": {"type": ["integer", "object"], "properties": {"x": {"type": "integer"}}}},
+     {"type": "array", "items": {"type": ["integer", "object"], "properties": {"x": {"type": "integer"}},
+                                 "additionalProperties": False}}),
     ({"type": "array", "items": {"type": ["integer", "object"]}},
-     {"type": "array", "items": {"type": ["integer", "object"], "additionalProperties": False}}),
+     {"type": "array", "items": {"type": ["integer", "object"]}}),
 ]
 
 
@@ -213,7 +221,7 @@ def test_strict_leaves_out_what_the_schema_does_not_declare(schema, closed, tmp_
     reads as false (an explicit one stays); without strict they read as the specification says."""
     strict, lax = checker_for(schema, tmp_path, strict=True), checker_for(schema, tmp_path)
     closed_validator, validator = jsonschema.Draft202012Validator(closed), jsonschema.Draft202012Validator(schema)
-    values = [1, True, None, {}, {"x": 2}, [3]]
+    values = [1, True, None, {}, {"x": 2}, {"y": 3}, [3]]
     instances = [{}, *({k: v} for k in ("a", "o", "z") for v in values), {"a": 1, "z": True}, {"a": 1, "o": {}},
                  *([v] for v in values), [1, 2], [1, {"x": 1}], []]
     differ = 0
