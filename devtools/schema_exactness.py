@@ -88,6 +88,39 @@ def schema_files(every: int = 1, names: list[str] | None = None) -> list[Path]:
     return [f for f in files if f.name in names] if names is not None else files[::every]
 
 
+# keywords whose value is one subschema, a list of them, or a map of names to them (the rest are data)
+_ONE = ("additionalProperties", "additionalItems", "items", "not", "if", "then", "else", "contains",
+        "propertyNames", "unevaluatedItems", "unevaluatedProperties")
+_LIST = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
+_MAP = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+
+
+def closed(schema: Any) -> Any:
+    """The schema `--strict` compiles, for jsonschema to judge it by (docs/json-schema.md, "Strict"),
+    written out here apart from the lowering: every subschema that declares properties or
+    patternProperties but no additionalProperties gets `"additionalProperties": false`, and every
+    prefixItems (or draft-4 tuple `items`) without what follows it gets `false` there."""
+    if not isinstance(schema, dict):
+        return schema
+    out = dict(schema)
+    for key in _ONE:
+        if isinstance(out.get(key), dict):
+            out[key] = closed(out[key])
+    for key in _LIST:
+        if isinstance(out.get(key), list):
+            out[key] = [closed(part) for part in out[key]]
+    for key in _MAP:
+        if isinstance(out.get(key), dict):
+            out[key] = {name: closed(part) for name, part in out[key].items()}
+    if ("properties" in out or "patternProperties" in out) and "additionalProperties" not in out:
+        out["additionalProperties"] = False
+    if "prefixItems" in out and "items" not in out:
+        out["items"] = False
+    if isinstance(out.get("items"), list) and "additionalItems" not in out:
+        out["additionalItems"] = False
+    return out
+
+
 def validator(schema: Any) -> Any:
     """jsonschema's validator for the draft the schema names (default 2020-12), every format asserted
     (as tests/json_schema/test_maskbench_sample.py)."""
@@ -347,9 +380,11 @@ class _Cell:
             self.examples.append(text[:240])
 
 
-def run_schema_cell(tokenizer: str, spec: str, tier: SchemaTier, names: list[str] | None = None) -> dict:
+def run_schema_cell(tokenizer: str, spec: str, tier: SchemaTier, names: list[str] | None = None,
+                    strict: bool = False) -> dict:
     """The cell over the sample (every `tier.every`-th schema, or the files `names`), x the tokenizer
-    `spec` (a registry name or file; `tokenizer` is the name the report shows)."""
+    `spec` (a registry name or file; `tokenizer` is the name the report shows). `strict`: compiled
+    with `--strict` and judged by the `closed` schema."""
     began = time.perf_counter()
     vocab = tokenizer_vocabulary(spec)
     trie = TokenTrie(vocab.token_bytes, vocab.special_ids)
@@ -357,21 +392,22 @@ def run_schema_cell(tokenizer: str, spec: str, tier: SchemaTier, names: list[str
     cell = _Cell(Counter(dict.fromkeys(COUNTS, 0)), Counter(), Counter(), [], [])
     for path in schema_files(tier.every, names):
         start = time.perf_counter()
-        _schema(path, spec, vocab, trie, single, tier, cell)
+        _schema(path, spec, vocab, trie, single, tier, cell, strict)
         cell.slowest = sorted([*cell.slowest, (time.perf_counter() - start, path.name)], reverse=True)[:5]
-    return {"grammar": SCHEMA_GRAMMAR, "tokenizer": tokenizer, "kind": "schema", **cell.counts,
+    return {"grammar": SCHEMA_GRAMMAR + ("-strict" if strict else ""), "tokenizer": tokenizer, "kind": "schema",
+            **cell.counts,
             "refused_by": dict(cell.refused_by.most_common()), "departures": dict(sorted(cell.departures.items())),
             "slowest": [f"{name} {seconds:.1f} s" for seconds, name in cell.slowest],
             "seconds": round(time.perf_counter() - began, 1), "examples": cell.examples}
 
 
 def _schema(path: Path, spec: str, vocab: Any, trie: TokenTrie, single: dict[int, int], tier: SchemaTier,
-            cell: _Cell) -> None:
+            cell: _Cell, strict: bool = False) -> None:
     data = json.loads(path.read_text())
     schema, name, counts = data["schema"], path.name, cell.counts
     counts["schemas"] += 1
     try:
-        artifact = compile_json_schema(schema, tokenizer=spec, use_cache=False, jobs=1).load()
+        artifact = compile_json_schema(schema, tokenizer=spec, use_cache=False, jobs=1, strict=strict).load()
     except SchemaUnsupported as err:
         counts["refused"] += 1
         cell.refused_by[f"SchemaUnsupported: {refused_keyword(err)}"] += 1
@@ -386,7 +422,7 @@ def _schema(path: Path, spec: str, vocab: Any, trie: TokenTrie, single: dict[int
         return
     counts["compiled"] += 1
     began = time.perf_counter()         # the budget is for the oracles, not the build
-    check = validator(schema)
+    check = validator(closed(schema) if strict else schema)
     texts = _instances(artifact, vocab, check, data["tests"], name, cell)
     _brute_force(artifact, name, texts, trie, tier.states, began + tier.budget_s, cell)
     rng = random.Random(name)

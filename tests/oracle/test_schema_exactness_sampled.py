@@ -2,9 +2,9 @@
 
 A handful of MaskBench schemas x Llama-3: every instance replayed through fill_bitmask / commit and
 judged by `jsonschema`, brute force at sampled states, random walks judged by `jsonschema`; every
-target count must be 0 and the departures exactly the documented ones these schemas have. The second
-test breaks the masks on purpose (EOS never allowed; EOS always allowed) and requires the judges to
-see it.
+target count must be 0 and the departures exactly the documented ones these schemas have; the same
+with `--strict`, judged by the closed schemas. The last test breaks the masks on purpose (EOS never
+allowed; EOS always allowed) and requires the judges to see it.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ SCHEMAS = ["BFCL_simple_0.json", "Github_easy---o53703.json", "Github_trivial---
 TIER = SchemaTier(every=1, states=2, walks=3, budget_s=float("inf"))
 
 
-def _cell(names: list[str], tier: SchemaTier = TIER) -> dict:
-    return run_schema_cell(LLAMA3, str(tokenizer_file(LLAMA3)), tier, names=names)
+def _cell(names: list[str], tier: SchemaTier = TIER, strict: bool = False) -> dict:
+    return run_schema_cell(LLAMA3, str(tokenizer_file(LLAMA3)), tier, names=names, strict=strict)
 
 
 def test_sampled_schemas_meet_every_target():
@@ -39,6 +39,18 @@ def test_sampled_schemas_meet_every_target():
     assert cell["invalid_refused"] == cell["invalid"] and cell["departures"] == {}
     assert cell["states"] >= len(SCHEMAS) and cell["walks"] == 3 * len(SCHEMAS)
     assert cell["walks_completed"] >= 2 * len(SCHEMAS), cell      # the rest capped (no verdict)
+
+
+def test_strict_schemas_meet_every_target_judged_closed():
+    """--strict, judged by the schemas with what they leave out written false (`closed`): o25979 has
+    an instance with an undeclared key, valid as written and invalid closed."""
+    names = [*SCHEMAS, "Github_medium---o25979.json"]
+    cell = _cell(names, strict=True)
+    assert cell["grammar"] == "maskbench-strict" and cell["compiled"] == len(names), cell["refused_by"]
+    assert {k: cell[k] for k in TARGETS} == dict.fromkeys(TARGETS, 0), cell["examples"]
+    assert cell["label_disagreements"] >= 1 and cell["invalid_refused"] == cell["invalid"]
+    assert cell["valid_completed"] == cell["valid"] > 0 and cell["departures"] == {}
+    assert cell["walks_completed"] >= 2 * len(names), cell
 
 
 def _broken(monkeypatch, how: str) -> None:
