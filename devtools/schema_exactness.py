@@ -99,7 +99,9 @@ def closed(schema: Any) -> Any:
     """The schema `--strict` compiles, for jsonschema to judge it by (docs/json-schema.md, "Strict"),
     written out here apart from the lowering: every subschema that declares properties or
     patternProperties but no additionalProperties gets `"additionalProperties": false`, and every
-    prefixItems (or draft-4 tuple `items`) without what follows it gets `false` there."""
+    prefixItems (or draft-4 tuple `items`) without what follows it gets `false` there. It closes each
+    `allOf` part alone, where the lowering closes their merge: the two differ only where several parts
+    declare one object's members, which no sample schema does."""
     if not isinstance(schema, dict):
         return schema
     out = dict(schema)
