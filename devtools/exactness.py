@@ -14,7 +14,8 @@ Also `unsupported` rows: grammars `glrmask build` must refuse with a one-line me
 cell `maskbench` (devtools/schema_exactness.py: the MaskBench sample's 202 JSON Schemas compiled with
 `compile_json_schema`, their valid and invalid instances replayed and judged by `jsonschema`, brute
 force at sampled states, random walks judged by `jsonschema`; by default x Llama-3 only; --quick:
-every 4th schema, fewer states and walks).
+every 4th schema, fewer states and walks), and `maskbench-strict`, the same compiled with --strict and
+judged by the closed schemas (`schema_exactness.closed`).
 Writes reports/exactness.json (merged: a run replaces its own cells, each stamped with date and commit)
 and the table reports/exactness.md. Usage: python -m devtools.exactness [--quick] [--grammars a,b] [--tokenizers x,y]
 """
@@ -341,10 +342,10 @@ TARGETS = ["unsound_steps", "valid_rejected", "invalid_accepted", "mask_mismatch
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m devtools.exactness")
     parser.add_argument("--quick", action="store_true", help="gpt2 and cl100k only, fewer states and walks; "
-                        f"{SCHEMA}: every 4th schema")
-    parser.add_argument("--grammars", default=",".join([*(c.name for c in CASES), SCHEMA]),
-                        help=f"comma-separated cell names, `{SCHEMA}` for the schema cell, or `unsupported` for "
-                             "the refused grammars")
+                        f"{SCHEMA} and {SCHEMA_STRICT}: every 4th schema")
+    parser.add_argument("--grammars", default=",".join([*(c.name for c in CASES), *SCHEMAS]),
+                        help=f"comma-separated cell names, `{SCHEMA}` for the schema cell (`{SCHEMA_STRICT}`: "
+                             "compiled with --strict), or `unsupported` for the refused grammars")
     parser.add_argument("--tokenizers", default=None, help="comma-separated tokenizer files (default: all; --quick: "
                                                           f"the first two; {SCHEMA}: "
                                                           f"{', '.join(schema_exactness.SCHEMA_TOKENIZERS)}): "
@@ -357,10 +358,10 @@ def main() -> None:
     tokenizers = args.tokenizers.split(",") if args.tokenizers else TOKENIZERS[:2] if args.quick else TOKENIZERS
     n_states, n_walks = (10, 10) if args.quick else (40, 30)
     wanted = set(args.grammars.split(","))
-    unknown = wanted - {c.name for c in CASES} - {SCHEMA, "unsupported"}
+    unknown = wanted - {c.name for c in CASES} - {*SCHEMAS, "unsupported"}
     if unknown:
-        parser.error(f"unknown grammars {sorted(unknown)}; known: {', '.join(c.name for c in CASES)}, {SCHEMA}, "
-                     "unsupported")
+        parser.error(f"unknown grammars {sorted(unknown)}; known: {', '.join(c.name for c in CASES)}, "
+                     f"{', '.join(SCHEMAS)}, unsupported")
     if set(tokenizers) - set(TOKENIZERS):
         parser.error(f"unknown tokenizers {sorted(set(tokenizers) - set(TOKENIZERS))}; known: {', '.join(TOKENIZERS)}")
     provenance = {"commit": _commit(), "tier": "quick" if args.quick else "full"}
@@ -376,11 +377,11 @@ def main() -> None:
                     too_large = f"x {tokenizer}: {cell['error']}"
             print(_row(cell), flush=True)
             save([cell | provenance])     # after each cell: a long run that stops keeps what it measured
-    if SCHEMA in wanted:
+    for name in (name for name in SCHEMAS if name in wanted):
         tier = "quick" if args.quick else "full"
         for tokenizer in args.tokenizers.split(",") if args.tokenizers else schema_exactness.SCHEMA_TOKENIZERS:
-            cell = _isolated(_run_schema_reported, (tokenizer, tier), SCHEMA, tokenizer, args.max_gb,
-                             args.max_minutes)
+            cell = _isolated(_run_schema_reported, (tokenizer, tier, name == SCHEMA_STRICT), name, tokenizer,
+                             args.max_gb, args.max_minutes)
             print(_row(cell), flush=True)
             save([cell | provenance])
     if "unsupported" in wanted or args.grammars == parser.get_default("grammars"):
@@ -414,10 +415,12 @@ def _commit() -> str:
 
 
 SCHEMA = schema_exactness.SCHEMA_GRAMMAR
+SCHEMA_STRICT = SCHEMA + "-strict"      # the schema cell compiled with --strict (run_schema_cell's cell name)
+SCHEMAS = (SCHEMA, SCHEMA_STRICT)
 
 
 def _key(cell: dict) -> tuple[str, str, str]:
-    kind = cell.get("kind", "schema" if cell["grammar"] == SCHEMA else "cell")    # a schema error row has none
+    kind = cell.get("kind", "schema" if cell["grammar"] in SCHEMAS else "cell")    # a schema error row has none
     return cell["grammar"], cell.get("tokenizer", ""), kind
 
 
@@ -428,7 +431,7 @@ def merged(old: list[dict], new: list[dict]) -> list[dict]:
     by_key = {_key(cell): cell for cell in old} | {_key(cell): cell for cell in new}
     case_order = {c.name: i for i, c in enumerate(CASES)}
     tokenizer_order = {t: i for i, t in enumerate(TOKENIZERS)}
-    return sorted(by_key.values(), key=lambda c: (c.get("kind") == "unsupported", c["grammar"] == SCHEMA,
+    return sorted(by_key.values(), key=lambda c: (c.get("kind") == "unsupported", c["grammar"] in SCHEMAS,
                                                  case_order.get(c["grammar"], 99), c["grammar"],
                                                  tokenizer_order.get(c.get("tokenizer"), 99)))
 
@@ -442,7 +445,7 @@ def summary_table(cells: list[dict]) -> str:
              "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for cell in cells:
         when = _when(cell)
-        if cell["grammar"] == SCHEMA:
+        if cell["grammar"] in SCHEMAS:
             continue
         if cell.get("kind") == "unsupported":
             seen = cell.get("expected_error_seen")
@@ -462,7 +465,7 @@ def summary_table(cells: list[dict]) -> str:
         met = "met" if all(cell[k] == 0 for k in TARGETS) else "MISSED: " + ", ".join(k for k in TARGETS if cell[k])
         lines.append(f"| {cell['grammar']} | {cell['tokenizer']} | " + " | ".join(str(cell[k]) for k in COLUMNS) +
                      f" | {llg_text} | {met} | {when} |")
-    schema_cells = [cell for cell in cells if cell["grammar"] == SCHEMA]
+    schema_cells = [cell for cell in cells if cell["grammar"] in SCHEMAS]
     if schema_cells:
         lines += ["", schema_table(schema_cells)]
     return "\n".join(lines) + "\n"
@@ -539,14 +542,17 @@ def _run_reported(case_name: str, tokenizer: str, n_states: int, n_walks: int, l
         return {"grammar": case.name, "tokenizer": tokenizer, "error": f"{type(err).__name__}: {err}"}
 
 
-def _run_schema_reported(tokenizer: str, tier: str) -> dict:
-    """The schema cell (devtools/schema_exactness.py), missing data or an exception reported."""
+def _run_schema_reported(tokenizer: str, tier: str, strict: bool = False) -> dict:
+    """The schema cell (devtools/schema_exactness.py; `strict`: compiled with --strict), missing data
+    or an exception reported."""
+    name = SCHEMA_STRICT if strict else SCHEMA
     try:
-        return schema_exactness.run_schema_cell(tokenizer, _spec(tokenizer), schema_exactness.TIERS[tier])
+        return schema_exactness.run_schema_cell(tokenizer, _spec(tokenizer), schema_exactness.TIERS[tier],
+                                                strict=strict)
     except DataUnavailable as err:
-        return {"grammar": SCHEMA, "tokenizer": tokenizer, "skipped": str(err)}
+        return {"grammar": name, "tokenizer": tokenizer, "skipped": str(err)}
     except Exception as err:
-        return {"grammar": SCHEMA, "tokenizer": tokenizer, "error": f"{type(err).__name__}: {err}"}
+        return {"grammar": name, "tokenizer": tokenizer, "error": f"{type(err).__name__}: {err}"}
 
 
 def _row(cell: dict) -> str:
@@ -558,7 +564,7 @@ def _row(cell: dict) -> str:
     for key in ("skipped", "error"):
         if key in cell:
             return head + f" {key.upper()} " + cell[key][:120]
-    if cell["grammar"] == SCHEMA:
+    if cell["grammar"] in SCHEMAS:
         return (head + " " + " ".join(f"{k}={cell[k]}" for k in SCHEMA_COLUMNS) + f" departures={cell['departures']}"
                 f" refused_by={cell['refused_by']} ({cell['seconds']} s)")
     llg = cell.get("llguidance", {})

@@ -56,3 +56,12 @@ def test_invalid_departures_are_the_cases_where_we_accept_more():
     assert invalid_departure(check, {"d": "0000-01-01"}) is None       # not documented: counted as a miss
     assert invalid_departure(check, {"m": 0.071}) is None
     assert invalid_departure(check, {"d": "2023-02-30", "m": 0.071}) is None      # every error must be excused
+
+
+def test_the_strict_schema_cell_is_a_row_of_its_own_in_the_schema_table():
+    strict = schema_cell() | {"grammar": "maskbench-strict"}
+    assert merged([strict], [schema_cell()]) == [schema_cell(), strict]
+    assert merged([strict], [{"grammar": "maskbench-strict", "tokenizer": "llama3.tiktoken", "error": "x"}]) == [
+        {"grammar": "maskbench-strict", "tokenizer": "llama3.tiktoken", "error": "x"}]
+    table = summary_table([schema_cell(), strict])
+    assert "| maskbench-strict | llama3.tiktoken |" in table.split("## JSON Schema cells")[1]
