@@ -377,7 +377,7 @@ def main() -> None:
                     too_large = f"x {tokenizer}: {cell['error']}"
             print(_row(cell), flush=True)
             save([cell | provenance])     # after each cell: a long run that stops keeps what it measured
-    for name in (name for name in SCHEMAS if name in wanted):
+    for name in [schema for schema in SCHEMAS if schema in wanted]:
         tier = "quick" if args.quick else "full"
         for tokenizer in args.tokenizers.split(",") if args.tokenizers else schema_exactness.SCHEMA_TOKENIZERS:
             cell = _isolated(_run_schema_reported, (tokenizer, tier, name == SCHEMA_STRICT), name, tokenizer,
@@ -415,7 +415,7 @@ def _commit() -> str:
 
 
 SCHEMA = schema_exactness.SCHEMA_GRAMMAR
-SCHEMA_STRICT = SCHEMA + "-strict"      # the schema cell compiled with --strict (run_schema_cell's cell name)
+SCHEMA_STRICT = schema_exactness.STRICT_SCHEMA_GRAMMAR
 SCHEMAS = (SCHEMA, SCHEMA_STRICT)
 
 

@@ -54,6 +54,7 @@ from glrmask_cli.json_schema import SchemaUnsupported, resolve_pointer
 from glrmask_runtime.errors import InputRejected, TokenRejected
 
 SCHEMA_GRAMMAR = "maskbench"
+STRICT_SCHEMA_GRAMMAR = "maskbench-strict"     # the cell compiled with --strict
 SAMPLE = "json-schema/maskbench-sample"
 SCHEMA_TOKENIZERS = ["llama3.tiktoken"]     # the targets are x Llama-3
 
@@ -396,7 +397,7 @@ def run_schema_cell(tokenizer: str, spec: str, tier: SchemaTier, names: list[str
         start = time.perf_counter()
         _schema(path, spec, vocab, trie, single, tier, cell, strict)
         cell.slowest = sorted([*cell.slowest, (time.perf_counter() - start, path.name)], reverse=True)[:5]
-    return {"grammar": SCHEMA_GRAMMAR + ("-strict" if strict else ""), "tokenizer": tokenizer, "kind": "schema",
+    return {"grammar": STRICT_SCHEMA_GRAMMAR if strict else SCHEMA_GRAMMAR, "tokenizer": tokenizer, "kind": "schema",
             **cell.counts,
             "refused_by": dict(cell.refused_by.most_common()), "departures": dict(sorted(cell.departures.items())),
             "slowest": [f"{name} {seconds:.1f} s" for seconds, name in cell.slowest],
