@@ -103,6 +103,8 @@ class _Pool:
         self._class_of_token = class_of_token.astype(np.intp)    # np.take converts other indices every call
         self._n_classes = n_classes
         self._by_classes: dict[bytes, bytes] = {}      # packed class row -> packed token row
+        self._by_listed: dict[bytes, bytes] = {}       # sorted class ids (int32) -> packed token row
+        self._tokens_by_class: tuple[np.ndarray, np.ndarray] | None = None    # `_class_tokens`
         self._number: dict[bytes, int] = {}
         self.rows: list[np.ndarray] = []
 
@@ -119,6 +121,27 @@ class _Pool:
             # np.take: 40% faster than indexing for a 128k-token gather
             found = self._by_classes[key] = _pack_tokens(np.take(allowed, self._class_of_token)).tobytes()
         return found
+
+    def token_row_of_listed(self, classes: np.ndarray) -> bytes:
+        """`token_row` of the classes given as a sorted int32 array of class ids (a row of few classes
+        is expanded through their token lists instead of a gather over every token)."""
+        key = classes.tobytes()
+        found = self._by_listed.get(key)
+        if found is None:
+            tokens, offsets = self._class_tokens()
+            allowed = np.zeros(len(self._class_of_token), dtype=bool)
+            starts = offsets[classes]
+            allowed[tokens[row_positions(starts, offsets[classes + 1] - starts)]] = True
+            found = self._by_listed[key] = _pack_tokens(allowed).tobytes()
+        return found
+
+    def _class_tokens(self) -> tuple[np.ndarray, np.ndarray]:
+        """Token ids ordered by class, and each class's offsets into them (CSR; made once)."""
+        if self._tokens_by_class is None:
+            offsets = np.zeros(self._n_classes + 3, dtype=np.intp)
+            np.cumsum(np.bincount(self._class_of_token, minlength=self._n_classes + 2), out=offsets[1:])
+            self._tokens_by_class = (np.argsort(self._class_of_token, kind="stable"), offsets)
+        return self._tokens_by_class
 
     def number(self, packed: bytes) -> int:
         row = self._number.get(packed)
@@ -169,7 +192,7 @@ def build_rows(dwa: ParserDWA, tdwa: TerminalDWA, progress: Progress = NO_PROGRE
     def share(chosen: list[int]) -> list[tuple[list[int], np.ndarray, list[bytes]]]:
         """Roots, accept ids and rows of the lexer states with these pick ids (one q each); the rows
         are interned, so a process's answer carries each distinct row once."""
-        return [_rows_at(tdwa.outcome_row(first_q[pick]), n_outcomes, holders, per_present, pool, roots, future)
+        return [_rows_at(_live_outcomes(tdwa, first_q[pick]), n_outcomes, holders, per_present, pool, roots, future)
                 for pick in chosen]
 
     jobs = jobs if len(first_q) * (tdwa.n_classes + 2) >= _FORK_WORK else 1      # forking costs 10s of ms
@@ -229,15 +252,44 @@ def build_rows(dwa: ParserDWA, tdwa: TerminalDWA, progress: Progress = NO_PROGRE
                    close_root_offsets=close_root_offsets, close_roots=close_root_items)
 
 
-def _rows_at(outcome: np.ndarray, n_outcomes: int, holders: "_Holders", per_present: dict[bytes, _Masks],
-             pool: _Pool, roots: list[int], future: list[int]) -> tuple[list[int], np.ndarray, list[bytes]]:
-    """For a lexer state whose outcome per class is `outcome`: the roots whose walks can give a
-    non-empty row there, the accept ids with a non-empty row (sorted) and their packed rows.
-    `per_present` keeps each set of present outcomes' distinct masks (lexer states share them)."""
-    shifted = (outcome - NO_OUTCOME).astype(np.intp)     # NO_OUTCOME (-1) -> 0; numpy's own index type
-    seen = np.zeros(n_outcomes + 1, dtype=bool)          # a scatter: 2-3x faster than np.bincount
-    seen[shifted] = True
-    present = seen[1:]
+_SPARSE_SHARE = 8     # a lexer state where under 1/8 of the classes have an outcome is worked on sparse
+
+
+def _live_outcomes(tdwa: TerminalDWA, q: int) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+    """Lexer state q's outcome per class (`TerminalDWA.outcome_row`), or, where few classes can have
+    one (most lexer states of a JSON Schema: a few first bytes continue their lexeme), only those:
+    (the classes with an outcome, ascending; their outcomes)."""
+    picks = tdwa.block_pick[q]
+    live = np.flatnonzero(picks)
+    starts = tdwa.block_starts[live]
+    sizes = tdwa.block_starts[live + 1] - starts
+    outcome = np.concatenate([tdwa.block_rows[block][pick] for block, pick in zip(live.tolist(), picks[live].tolist())]
+                             + [tdwa.eos_outcome[q:q + 1].astype(np.int32)])
+    kept = np.flatnonzero(outcome != NO_OUTCOME)
+    if len(kept) * _SPARSE_SHARE >= tdwa.n_classes:
+        return tdwa.outcome_row(q)
+    ends = np.cumsum(sizes)                        # the kept positions' blocks, then their classes
+    block = np.searchsorted(ends, kept, side="right")
+    classes = np.append(starts, tdwa.n_classes - len(outcome) + 1)[block] + kept - np.append(ends - sizes, 0)[block]
+    return classes.astype(np.int32), outcome[kept]
+
+
+def _rows_at(outcome: np.ndarray | tuple[np.ndarray, np.ndarray], n_outcomes: int, holders: "_Holders",
+             per_present: dict[bytes, _Masks], pool: _Pool, roots: list[int],
+             future: list[int]) -> tuple[list[int], np.ndarray, list[bytes]]:
+    """For a lexer state whose outcome per class is `outcome` (or, sparse, the pair of `_live_outcomes`):
+    the roots whose walks can give a non-empty row there, the accept ids with a non-empty row
+    (sorted) and their packed rows. `per_present` keeps each set of present outcomes' distinct masks
+    (lexer states share them)."""
+    if isinstance(outcome, tuple):
+        listed, live = outcome
+        present = np.zeros(n_outcomes, dtype=bool)
+        present[live] = True
+    else:
+        shifted = (outcome - NO_OUTCOME).astype(np.intp)     # NO_OUTCOME (-1) -> 0; numpy's own index type
+        seen = np.zeros(n_outcomes + 1, dtype=bool)          # a scatter: 2-3x faster than np.bincount
+        seen[shifted] = True
+        present = seen[1:]
     present_ids = np.flatnonzero(present)
     here = _bitset(present)
     roots_here = [root for root in roots if future[root] & here]
@@ -248,11 +300,19 @@ def _rows_at(outcome: np.ndarray, n_outcomes: int, holders: "_Holders", per_pres
     if not len(masks.hit):
         return roots_here, masks.hit, []
     bits, bounds = masks.bits, masks.starts.tolist()
-    if len(bounds) - 1 <= len(present_ids):
+    rows = []
+    if isinstance(outcome, tuple):
+        # a mask's row: the listed classes whose outcome is one of the mask's
+        chosen = np.zeros(n_outcomes, dtype=bool)
+        for begin, end in zip(bounds, bounds[1:]):
+            mine = present_ids[bits[begin:end]]
+            chosen[mine] = True
+            rows.append(pool.token_row_of_listed(listed[chosen[live]]))
+            chosen[mine] = False
+    elif len(bounds) - 1 <= len(present_ids):
         # fewer masks than present outcomes (JSON Schemas: 3 against 5-15 on average): a mask's row
         # is one lookup per class, of whether the class's outcome is one of the mask's
         chosen = np.zeros(n_outcomes + 1, dtype=bool)      # entry 0 (NO_OUTCOME) never chosen
-        rows = []
         for begin, end in zip(bounds, bounds[1:]):
             mine = present_ids[bits[begin:end]] - NO_OUTCOME
             chosen[mine] = True
@@ -262,8 +322,8 @@ def _rows_at(outcome: np.ndarray, n_outcomes: int, holders: "_Holders", per_pres
         # more masks (code grammars' many accept ids): each present outcome's classes as packed
         # bits once, a mask's row the OR of its outcomes'
         one_hot = np.zeros((len(present_ids), len(outcome)), dtype=bool)
-        live = np.flatnonzero(outcome != NO_OUTCOME)
-        one_hot[np.searchsorted(present_ids, outcome[live]), live] = True
+        live_classes = np.flatnonzero(outcome != NO_OUTCOME)
+        one_hot[np.searchsorted(present_ids, outcome[live_classes]), live_classes] = True
         by_outcome = np.packbits(one_hot, axis=1)
         rows = [pool.token_row_of_packed(by_outcome[bits[begin]] if end - begin == 1 else
                                          np.bitwise_or.reduce(by_outcome[bits[begin:end]], axis=0))
