@@ -140,7 +140,8 @@ class _Pool:
         if self._tokens_by_class is None:
             offsets = np.zeros(self._n_classes + 3, dtype=np.intp)
             np.cumsum(np.bincount(self._class_of_token, minlength=self._n_classes + 2), out=offsets[1:])
-            self._tokens_by_class = (np.argsort(self._class_of_token, kind="stable"), offsets)
+            # the order within a class does not matter (its tokens are set together): no stable sort
+            self._tokens_by_class = (np.argsort(self._class_of_token), offsets)
         return self._tokens_by_class
 
     def number(self, packed: bytes) -> int:
@@ -344,7 +345,11 @@ class _Masks:
 
     @classmethod
     def of(cls, hit: np.ndarray, by_accept: np.ndarray) -> _Masks:
-        distinct, which = np.unique(by_accept, axis=0, return_inverse=True)
+        if by_accept.shape[1] == 1:        # at most 64 present outcomes (nearly always): 1-D is 5x faster
+            column, which = np.unique(by_accept[:, 0], return_inverse=True)
+            distinct = column[:, None]
+        else:
+            distinct, which = np.unique(by_accept, axis=0, return_inverse=True)
         flags = np.unpackbits(np.ascontiguousarray(distinct).astype("<u8").view(np.uint8), axis=1, bitorder="little")
         mask_of, bits = np.nonzero(flags)              # row-major: each mask's bits together, ascending
         return cls(hit, which.reshape(-1), bits, np.searchsorted(mask_of, np.arange(len(distinct) + 1)))
