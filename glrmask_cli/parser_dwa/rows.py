@@ -18,6 +18,7 @@ cl100k: 7 walks per new stack at the median, 42 at most, of which 2-3 can give a
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -256,36 +257,43 @@ def build_rows(dwa: ParserDWA, tdwa: TerminalDWA, progress: Progress = NO_PROGRE
 _SPARSE_SHARE = 8     # a lexer state where under 1/8 of the classes have an outcome is worked on sparse
 
 
-def _live_outcomes(tdwa: TerminalDWA, q: int) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
-    """Lexer state q's outcome per class (`TerminalDWA.outcome_row`), or, where few classes can have
-    one (most lexer states of a JSON Schema: a few first bytes continue their lexeme), only those:
-    (the classes with an outcome, ascending; their outcomes)."""
+class _Listed(NamedTuple):
+    """A lexer state's classes that have an outcome (ascending, the EOS class included) and those
+    outcomes: its outcome row without the NO_OUTCOME entries."""
+
+    classes: np.ndarray
+    outcomes: np.ndarray
+
+
+def _live_outcomes(tdwa: TerminalDWA, q: int) -> np.ndarray | _Listed:
+    """Lexer state q's outcome per class (`TerminalDWA.outcome_row`), or, where few classes have one
+    (most lexer states of a JSON Schema: a few first bytes continue their lexeme), only those, read
+    from the blocks where q picks a row with outcomes."""
     picks = tdwa.block_pick[q]
     live = np.flatnonzero(picks)
-    starts = tdwa.block_starts[live]
-    sizes = tdwa.block_starts[live + 1] - starts
     outcome = np.concatenate([tdwa.block_rows[block][pick] for block, pick in zip(live.tolist(), picks[live].tolist())]
                              + [tdwa.eos_outcome[q:q + 1].astype(np.int32)])
     kept = np.flatnonzero(outcome != NO_OUTCOME)
     if len(kept) * _SPARSE_SHARE >= tdwa.n_classes:
         return tdwa.outcome_row(q)
-    ends = np.cumsum(sizes)                        # the kept positions' blocks, then their classes
-    block = np.searchsorted(ends, kept, side="right")
-    classes = np.append(starts, tdwa.n_classes - len(outcome) + 1)[block] + kept - np.append(ends - sizes, 0)[block]
-    return classes.astype(np.int32), outcome[kept]
+    # where each live block's part (and last, the EOS entry) begins in `outcome`, and its first class
+    sizes = tdwa.block_starts[live + 1] - tdwa.block_starts[live]
+    begins = np.concatenate([[0], np.cumsum(sizes)])
+    firsts = np.append(tdwa.block_starts[live], tdwa.n_classes)
+    part = np.searchsorted(begins, kept, side="right") - 1
+    return _Listed((firsts[part] + kept - begins[part]).astype(np.int32), outcome[kept])
 
 
-def _rows_at(outcome: np.ndarray | tuple[np.ndarray, np.ndarray], n_outcomes: int, holders: "_Holders",
+def _rows_at(outcome: np.ndarray | _Listed, n_outcomes: int, holders: "_Holders",
              per_present: dict[bytes, _Masks], pool: _Pool, roots: list[int],
              future: list[int]) -> tuple[list[int], np.ndarray, list[bytes]]:
-    """For a lexer state whose outcome per class is `outcome` (or, sparse, the pair of `_live_outcomes`):
-    the roots whose walks can give a non-empty row there, the accept ids with a non-empty row
-    (sorted) and their packed rows. `per_present` keeps each set of present outcomes' distinct masks
-    (lexer states share them)."""
-    if isinstance(outcome, tuple):
-        listed, live = outcome
+    """For a lexer state whose outcome per class is `outcome` (or only its classes with one): the
+    roots whose walks can give a non-empty row there, the accept ids with a non-empty row (sorted)
+    and their packed rows. `per_present` keeps each set of present outcomes' distinct masks (lexer
+    states share them)."""
+    if isinstance(outcome, _Listed):
         present = np.zeros(n_outcomes, dtype=bool)
-        present[live] = True
+        present[outcome.outcomes] = True
     else:
         shifted = (outcome - NO_OUTCOME).astype(np.intp)     # NO_OUTCOME (-1) -> 0; numpy's own index type
         seen = np.zeros(n_outcomes + 1, dtype=bool)          # a scatter: 2-3x faster than np.bincount
@@ -302,13 +310,13 @@ def _rows_at(outcome: np.ndarray | tuple[np.ndarray, np.ndarray], n_outcomes: in
         return roots_here, masks.hit, []
     bits, bounds = masks.bits, masks.starts.tolist()
     rows = []
-    if isinstance(outcome, tuple):
+    if isinstance(outcome, _Listed):
         # a mask's row: the listed classes whose outcome is one of the mask's
         chosen = np.zeros(n_outcomes, dtype=bool)
         for begin, end in zip(bounds, bounds[1:]):
             mine = present_ids[bits[begin:end]]
             chosen[mine] = True
-            rows.append(pool.token_row_of_listed(listed[chosen[live]]))
+            rows.append(pool.token_row_of_listed(outcome.classes[chosen[outcome.outcomes]]))
             chosen[mine] = False
     elif len(bounds) - 1 <= len(present_ids):
         # fewer masks than present outcomes (JSON Schemas: 3 against 5-15 on average): a mask's row
