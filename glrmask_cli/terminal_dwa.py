@@ -536,19 +536,26 @@ def _scan_classes(lexer: LexerTables, contexts: LexerContexts, scans: list[_Clas
     interned once per batch. `ticker` counts blocks done; `_TooManyPaths` and `loops` as `_scan`."""
     batch: list[tuple[_ClassScan, int, int]] = []      # (scan, its first state, states)
     size = 0
+    goes_on = (lexer.transitions[:, :256] != DEAD) | (lexer.close_sets[:, :256] != 0)    # `_viable_pairs`
+    going = goes_on.sum(axis=1)
 
     def run() -> None:
         nonlocal size
-        states = np.concatenate([np.repeat(scan.scanned[lo:lo + n], scan.hi - scan.lo) for scan, lo, n in batch])
-        rows = np.concatenate([np.tile(np.arange(scan.lo, scan.hi), n) for scan, lo, n in batch])
+        # the (state, class) pairs a scan can keep alive, and their places in the batch's grid
+        pairs = [_viable_pairs(goes_on, going, scan.scanned[lo:lo + n], scan.lo, scan.hi, rests)
+                 for scan, lo, n in batch]
+        bases = np.cumsum([0] + [n * (scan.hi - scan.lo) for scan, _, n in batch])
+        states = np.concatenate([states for states, _, _ in pairs])
+        rows = np.concatenate([rows for _, rows, _ in pairs])
+        places = np.concatenate([base + place for (_, _, place), base in zip(pairs, bases.tolist())])
         keys, nodes, ends = _scan(lexer, contexts, states, rows, rests, trie, max_paths, loops)
         finals = lexer.viable_sets[ends]
         alive = (ends != DEAD) & (finals != 0)
         if len(keys) == len(states):      # one branch per (state, class)
-            ids = np.full(len(states), NO_OUTCOME, dtype=np.int32)
-            ids[alive] = _intern_outcomes(outcome_index, nodes[alive], finals[alive])
+            ids = np.full(int(bases[-1]), NO_OUTCOME, dtype=np.int32)
+            ids[places[alive]] = _intern_outcomes(outcome_index, nodes[alive], finals[alive])
         else:
-            ids = _intern_paths(outcome_index, len(states), keys[alive], nodes[alive], finals[alive])
+            ids = _intern_paths(outcome_index, int(bases[-1]), places[keys[alive]], nodes[alive], finals[alive])
         at = 0
         for scan, lo, n in batch:
             width = scan.hi - scan.lo
@@ -572,6 +579,24 @@ def _scan_classes(lexer: LexerTables, contexts: LexerContexts, scans: list[_Clas
             size += n * width
     if batch:
         run()
+
+
+def _viable_pairs(goes_on: np.ndarray, going: np.ndarray, states: np.ndarray, lo: int, hi: int,
+                  rests: _Rests) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Of the (state, class) pairs of `states` x classes lo..hi-1, those whose class's rest is empty
+    or starts with a byte b where `goes_on[state, b]` (b extends the state's lexeme or may close it;
+    the others die on their first step without closing anything: inside a key literal, nearly all):
+    (their states, their classes, their places in the states x classes grid, row by row). `going`:
+    per state, its bytes that go on. Where most bytes go on from these states (an identifier, which
+    most bytes close), every pair: the test would cost more than the steps it saves."""
+    width = hi - lo
+    if 2 * int(going[states].sum()) > 256 * len(states):
+        return np.repeat(states, width), np.tile(np.arange(lo, hi), len(states)), np.arange(len(states) * width)
+    second = rests.columns[0, lo:hi] if len(rests.columns) else np.zeros(width, dtype=np.uint8)
+    keep = goes_on[states[:, None], second[None, :]]
+    keep |= rests.lengths[lo:hi] == 0
+    state_at, class_at = np.nonzero(keep)
+    return states[state_at], lo + class_at, state_at * width + class_at
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,16 @@
-"""The scan's two shortcuts give what stepping every byte gives: a branch whose whole rest loops
-its lexer state back to itself is left there (`_Loops`), and a lexeme handing over to several
-contexts forks into one copy per state their STARTs reach (`_TrieBuilder.hand_overs`)."""
+"""The scan's shortcuts give what stepping every byte gives: a branch whose whole rest loops its
+lexer state back to itself is left there (`_Loops`), a lexeme handing over to several contexts
+forks into one copy per state their STARTs reach (`_TrieBuilder.hand_overs`), and a (state, class)
+pair whose second byte can neither extend nor close the state's lexeme is not scanned at all
+(`_viable_pairs`)."""
 
+import dataclasses
 import itertools
 
 import numpy as np
 
+from glrmask_cli import terminal_dwa
+from glrmask_cli.json_schema import schema_to_lark
 from glrmask_cli.lexer import build_lexer
 from glrmask_cli.pipeline import compile_front_end, load_grammar_stage
 from glrmask_cli.terminal_dwa import (
@@ -17,9 +22,11 @@ from glrmask_cli.terminal_dwa import (
     _self_loops,
     _TrieBuilder,
     basic_contexts,
+    build_terminal_dwa,
     byte_classes,
     lexer_contexts,
 )
+from glrmask_cli.vocab import load_vocabulary
 from glrmask_runtime.tables import DEAD, START
 
 LOOPING = ('start: (STR | NAME | NUM) ("," (STR | NAME | NUM))*\n'
@@ -108,3 +115,42 @@ def test_kind_bits_past_64_byte_classes():
     for q in range(5):
         assert {64 * w + i for w in range(3) for i in range(64) if int(bits[w, q]) >> i & 1} == \
             set(np.flatnonzero(members[:, q]).tolist())
+
+
+def test_pairs_left_unscanned_change_no_outcome(tmp_path, monkeypatch):
+    """A schema's keys and enum values are literals, from whose states few second bytes go on: the
+    Terminal DWA built from the viable pairs alone equals the one built from every pair."""
+    schema = {"type": "object", "properties": {"name": {"type": "string"}, "kind": {"enum": ["alpha", "beta"]},
+                                               "size": {"type": "integer"}}, "required": ["name"]}
+    path = tmp_path / "schema.lark"
+    path.write_text(schema_to_lark(schema))
+    front = compile_front_end(path, contextual=True)
+    contexts = lexer_contexts(front.contextual, front.lr.tables)
+    vocab = load_vocabulary("gpt2")
+    scanned: list[int] = []
+    viable = terminal_dwa._viable_pairs
+
+    def counted(*args):
+        pairs = viable(*args)
+        scanned.append(len(pairs[0]))
+        return pairs
+    monkeypatch.setattr(terminal_dwa, "_viable_pairs", counted)
+    fewer = build_terminal_dwa(front.tables, vocab, contexts=contexts)
+
+    def every_pair(goes_on, going, states, lo, hi, rests):      # as if every byte went on from every state
+        pairs = viable(goes_on, np.full_like(going, 256), states, lo, hi, rests)
+        assert len(pairs[0]) == len(states) * (hi - lo)
+        scanned.append(-len(pairs[0]))
+        return pairs
+    monkeypatch.setattr(terminal_dwa, "_viable_pairs", every_pair)
+    every = build_terminal_dwa(front.tables, vocab, contexts=contexts)
+    kept, total = sum(n for n in scanned if n > 0), -sum(n for n in scanned if n < 0)
+    assert kept < total * 3 / 4, "few pairs left unscanned: a weak test"
+    for field in dataclasses.fields(every):
+        a, b = getattr(every, field.name), getattr(fewer, field.name)
+        if isinstance(a, tuple) and a and isinstance(a[0], np.ndarray):
+            assert len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a, b)), field.name
+        elif isinstance(a, np.ndarray):
+            assert np.array_equal(a, b), field.name
+        else:
+            assert a == b, field.name
