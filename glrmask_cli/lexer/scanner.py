@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import re
 from dataclasses import dataclass
 from typing import Callable, Collection, Sequence
 
@@ -52,6 +53,9 @@ def build_terminal_dfa(spec: TerminalSpec, grammar_path: str = "<grammar>",
     """One terminal's trimmed, minimized DFA; UnsupportedFeature and LimitExceeded name the terminal."""
     if spec.is_literal and not spec.flags and spec.value:
         return literal_dfa(spec.value.encode("utf-8"))
+    text = None if spec.flags else _regexp_literal(spec.value)
+    if text:            # a regexp of one fixed string (a JSON Schema's keys and values: /"name"/)
+        return literal_dfa(text.encode("utf-8"))
     try:
         dfa = _pattern_dfa(spec.pattern, spec.flags, limits.max_pattern_nfa_states, limits.max_pattern_dfa_states)
     except SyntaxUnsupported as e:
@@ -73,6 +77,18 @@ def compile_terminals(terminals: Sequence[TerminalSpec], grammar_path: str = "<g
     """Compile every terminal alone (`build_terminal_dfa`): its errors, without combining them."""
     for spec in terminals:
         build_terminal_dfa(spec, grammar_path, limits)
+
+
+# a regexp that matches one fixed string: characters that are not special, or escaped punctuation
+_FIXED_STRING = re.compile(r"(?:[^\\.^$*+?{}\[\]|()]|\\[^A-Za-z0-9])+", re.DOTALL)
+
+
+def _regexp_literal(pattern: str) -> str | None:
+    """The one string regexp `pattern` (without flags) matches, if it is written as one: plain
+    characters and backslash-escaped punctuation, as `re.escape` writes it; else None."""
+    if not _FIXED_STRING.fullmatch(pattern):
+        return None
+    return re.sub(r"\\(.)", r"\1", pattern, flags=re.DOTALL)
 
 
 @functools.lru_cache(maxsize=PATTERN_DFAS)
