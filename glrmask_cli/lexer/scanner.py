@@ -32,6 +32,7 @@ from glrmask_cli.lexer.dfa import (
     row_classes,
 )
 from glrmask_cli.lexer.lark_rules import LarkRules, lark_rules
+from glrmask_cli.lexer.lookahead import excluding_dfa
 from glrmask_cli.lexer.nfa import build_nfa
 from glrmask_cli.lexer.syntax import SyntaxUnsupported, parse_pattern
 from glrmask_cli.limits import DEFAULTS, BuildLimits
@@ -95,7 +96,10 @@ def _regexp_literal(pattern: str) -> str | None:
 def _pattern_dfa(pattern: str, flags: frozenset[str], max_nfa_states: int, max_dfa_states: int) -> ByteDFA:
     """A regexp's minimized DFA, read-only, kept across builds in this process: schemas and the
     contexts of one grammar repeat terminals (a bounded JSON string takes a second to determinize)."""
-    dfa = minimize(determinize(build_nfa(parse_pattern(pattern, flags), max_nfa_states), max_states=max_dfa_states))
+    tree = parse_pattern(pattern, flags)
+    built = excluding_dfa(tree, max_nfa_states, max_dfa_states)      # (?!fixed strings): a product
+    dfa = minimize(built if built is not None else determinize(build_nfa(tree, max_nfa_states),
+                                                               max_states=max_dfa_states))
     dfa.trans.flags.writeable = False
     dfa.close.flags.writeable = False
     return dfa
