@@ -343,7 +343,7 @@ def _rows_by_runs(outcome: np.ndarray, present_ids: np.ndarray, masks: _Masks, p
     masks is one scatter into a (masks x classes) grid, packed a row per mask."""
     live = np.flatnonzero(outcome != NO_OUTCOME)
     local = np.searchsorted(present_ids, outcome[live])            # the class's outcome, as a present index
-    by_outcome = live[np.argsort(local, kind="stable")]
+    by_outcome = live[np.argsort(local)]          # a run's order does not matter: its classes are set together
     run_starts = np.zeros(len(present_ids) + 1, dtype=np.int64)
     np.cumsum(np.bincount(local, minlength=len(present_ids)), out=run_starts[1:])
     bits, starts = masks.bits, masks.starts

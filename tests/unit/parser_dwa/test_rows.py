@@ -44,7 +44,6 @@ def test_sparse_and_dense_lexer_states_give_the_same_pool(compiled, monkeypatch)
         assert np.array_equal(getattr(dense, field.name), getattr(mixed, field.name)), field.name
 
 
-
 def test_rows_by_runs_are_the_classes_of_each_masks_outcomes(monkeypatch):
     """The many-masks form (`_rows_by_runs`, batches of masks scattered into a grid) against each
     mask's row taken directly: the classes whose outcome is one of the mask's."""
