@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 
+from glrmask_runtime.bounded import BoundedCache
 from glrmask_runtime.contextual import ContextualRecognizer, ContextualState
 from glrmask_runtime.errors import ArtifactError, TokenizerMismatch
 from glrmask_runtime.format import Container, read_container
@@ -31,6 +32,8 @@ from glrmask_runtime.tables import START, LexerTables, LRTables
 if TYPE_CHECKING:
     from glrmask_runtime.matcher import Matcher
 
+
+COMBINED_MASKS = 256     # row combinations kept per artifact (`matcher._combined`): 3 MB with cl100k's rows
 
 # DWA state -> accept id: an int64 `array` (`_int_array`; format 1: a list).
 AcceptIds: TypeAlias = "Sequence[int]"
@@ -127,8 +130,8 @@ class Artifact:
         self._roots_at: dict[int, tuple[int, ...]] = {}
         self._lr_states = self.lr.n_states
         self._bool_rows: dict[int, np.ndarray] = {}
-        # (row ids, closes' row ids) -> the combined mask; filled and bounded by matcher._combined
-        self.combined_masks: dict[tuple[Any, ...], np.ndarray] = {}
+        # (row ids, closes' row ids) -> the combined mask; filled by matcher._combined
+        self.combined_masks: BoundedCache[tuple[Any, ...], np.ndarray] = BoundedCache(COMBINED_MASKS)
         self.mask_memo = StackMemo()
         _prefault(self.rows)
         _LOADED[(self._abspath, self.fingerprint)] = self

@@ -26,7 +26,7 @@ from typing import Final, Literal
 
 import numpy as np
 
-from glrmask_runtime import bounded
+from glrmask_runtime.bounded import BoundedCache
 from glrmask_runtime.tables import ACCEPT, REDUCE, SHIFT, LRTables, unpack_action
 
 MAX_INTERNED = 1 << 16    # interned stack cells per parser (about 13 MB), the oldest evicted past it
@@ -66,8 +66,10 @@ class GLRParser:
         self._goto = _GotoRows(np.asarray(tables.goto))
         bottom = GSSNode(0, ())
         self._bottom = (bottom,)
-        self._interned: dict[tuple[int, tuple[GSSNode, ...]], GSSNode] = {(0, ()): bottom}
-        self._steps: dict[tuple[tuple[GSSNode, ...], tuple[int, ...]], tuple[GSSNode, ...]] = {}
+        self._interned: BoundedCache[tuple[int, tuple[GSSNode, ...]], GSSNode] = BoundedCache(MAX_INTERNED)
+        self._interned.put((0, ()), bottom)
+        self._steps: BoundedCache[tuple[tuple[GSSNode, ...], tuple[int, ...]], tuple[GSSNode, ...]] = \
+            BoundedCache(MAX_STEPS)
 
     def cell(self, state: int, parents: tuple[GSSNode, ...]) -> GSSNode:
         """The stack cell (state, parents): the same object for the same state over the same parent
@@ -76,9 +78,8 @@ class GLRParser:
         key = (state, parents)
         found = self._interned.get(key)
         if found is None:
-            if len(self._interned) >= MAX_INTERNED:      # inline: a new cell is on every commit's path
-                bounded.evict_oldest(self._interned)
-            found = self._interned[key] = GSSNode(state, parents)
+            found = GSSNode(state, parents)
+            self._interned.put(key, found)
         return found
 
     # ---- public API -----------------------------------------------------------------------------
@@ -99,12 +100,12 @@ class GLRParser:
             return known
         shifted = self._linear_shift(stacks, terminals)
         found = self._general_shift(stacks, terminals) if shifted is _FALLBACK else shifted
-        bounded.put(self._steps, key, found, MAX_STEPS)
+        self._steps.put(key, found)
         return found
 
     def forget_steps(self) -> None:
         """Empty the remembered steps (benchmarks replaying the same input do, for the same work)."""
-        self._steps = {}
+        self._steps.clear()
 
     def can_shift(self, stacks: tuple[GSSNode, ...], terminal: int) -> bool:
         """True iff some stack can reduce and then shift `terminal`."""

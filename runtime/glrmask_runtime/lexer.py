@@ -10,7 +10,7 @@ byte (or `close`), because its accept set may depend on that byte.
 
 from __future__ import annotations
 
-from glrmask_runtime import bounded
+from glrmask_runtime.bounded import BoundedCache
 from glrmask_runtime.errors import InputRejected
 from glrmask_runtime.lazy import table_rows
 from glrmask_runtime.tables import DEAD, END_OF_INPUT, START, LexerTables
@@ -27,7 +27,8 @@ class Scanner:
         self.tables = tables
         self.trans_rows = table_rows(tables.transitions)
         self.close_rows = table_rows(tables.close_sets)
-        self._runs: dict[tuple[int, bytes, int], tuple[int, int]] = {}   # extend()'s results
+        # extend()'s results
+        self._runs: BoundedCache[tuple[int, bytes, int], tuple[int, int]] = BoundedCache(_MAX_RUNS)
 
     def extend(self, state: int, data: bytes, pos: int) -> tuple[int, int]:
         """(state, position) after feeding `data[pos:]` from `state` while the DFA can go on: the
@@ -48,9 +49,8 @@ class Scanner:
             pos += 1
         if key is None:
             return state, pos
-        if len(self._runs) >= _MAX_RUNS:                   # inline: on every commit's path
-            bounded.evict_oldest(self._runs)
-        found = self._runs[key] = (state, pos)
+        found = (state, pos)
+        self._runs.put(key, found)
         return found
 
     def scan(self, state: int, data: bytes) -> tuple[list[int], int]:

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from glrmask_runtime import bounded
 from glrmask_runtime.bitmask import NATIVE_INT32, bitmask_array
 from glrmask_runtime.contextual import ContextualState
 from glrmask_runtime.errors import InputRejected, TokenRejected
@@ -31,7 +30,6 @@ if TYPE_CHECKING:
     from glrmask_runtime.artifact import AcceptIds, Artifact
 
 _NO_STATE = -1
-COMBINED_MASKS = 256     # row combinations kept per artifact (`_combined`): 3 MB with cl100k's rows
 _RECENT_STACKS = 4       # sets of stacks whose walks a matcher keeps (`_walked`)
 State = ParseState | ContextualState
 MaskKey = int | tuple[tuple[int, ...], tuple[tuple[int, tuple[int, ...]], ...]]
@@ -547,7 +545,7 @@ def _combined(art: Artifact, rows: tuple[int, ...],
         for closing_tokens, after in closes:
             mask |= pool[closing_tokens] & _union(pool, after)
         mask.flags.writeable = False
-        bounded.put(cache, key, mask, COMBINED_MASKS)
+        cache.put(key, mask)
     return mask
 
 

@@ -12,39 +12,30 @@ pairs (x cl100k) and 75% of sql.lark's had been seen before, in an earlier step 
 and 80% of their stacks.
 
 One memo per artifact (`Artifact.mask_memo`), shared by its matchers; at most `limit` sets of stacks
-(default `MEMO_STACKS`), the oldest evicted past it (`bounded.put`); `limit = 0` turns it off. `clear` empties it (the
-benchmark does before each pass, so that every pass does the same work).
+(default `MEMO_STACKS`), the oldest evicted past it (a `bounded.BoundedCache`); `limit = 0` turns it
+off. `clear` empties it (the benchmark does before each pass, so that every pass does the same work).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from glrmask_runtime import bounded
+from glrmask_runtime.bounded import BoundedCache
 from glrmask_runtime.glr import GSSNode
 
 MEMO_STACKS = 16_384      # about 1 KB each (walks, closes, keys); the cells are shared
 
 
-class StackMemo:
-    """stacks -> what was computed on them (opaque here: the matcher's `_Walked`)."""
+class StackMemo(BoundedCache[tuple[GSSNode, ...], Any]):
+    """stacks -> what was computed on them (opaque here: the matcher's `_Walked`); `get(stacks)`:
+    what was kept for these stacks (the same cells), or None."""
+
+    __slots__ = ()
 
     def __init__(self, limit: int = MEMO_STACKS) -> None:
-        self.limit = limit
-        self._kept: dict[tuple[GSSNode, ...], Any] = {}
-
-    def clear(self) -> None:
-        self._kept = {}
-
-    def __len__(self) -> int:
-        return len(self._kept)
-
-    def get(self, stacks: tuple[GSSNode, ...]) -> Any:
-        """What was kept for these stacks (the same cells), or None."""
-        return self._kept.get(stacks)
+        super().__init__(limit)
 
     def keep(self, stacks: tuple[GSSNode, ...], value: Any) -> None:
         """Remember `value` for these stacks (nothing when `limit` is 0)."""
-        if not self.limit:
-            return
-        bounded.put(self._kept, stacks, value, self.limit)
+        if self.limit:
+            self.put(stacks, value)

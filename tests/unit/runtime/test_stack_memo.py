@@ -84,18 +84,13 @@ def test_masks_stay_exact_while_every_bounded_cache_evicts(ambiguous, monkeypatc
     """With every runtime cache a few entries long (interned cells, remembered GLR steps, scanner
     runs, row combinations, the memo), they evict all the time: equal stacks become distinct
     cells and the memo misses, and the masks still equal brute force, the caches within bounds."""
-    from glrmask_runtime import glr, lexer, matcher
-
     art = ambiguous.artifact
-    monkeypatch.setattr(glr, "MAX_INTERNED", 8)
-    monkeypatch.setattr(glr, "MAX_STEPS", 4)
-    monkeypatch.setattr(lexer, "_MAX_RUNS", 4)
-    monkeypatch.setattr(matcher, "COMBINED_MASKS", 2)
-    monkeypatch.setattr(art.mask_memo, "limit", 3)
-    art.forget()
     parser, scanner = art.recognizer.parser, art.recognizer.scanner
     caches = [(parser._interned, 8), (parser._steps, 4), (scanner._runs, 4), (art.combined_masks, 2),
               (art.mask_memo, 3)]
+    for cache, limit in caches:
+        monkeypatch.setattr(cache, "limit", limit)
+    art.forget()
     bounds = [max(limit, len(cache)) for cache, limit in caches]     # earlier tests may have filled some
     for seed in (5, 6):
         assert_masks_equal(ambiguous, sampled_states(ambiguous, EXPRESSIONS, 60, seed=seed))
