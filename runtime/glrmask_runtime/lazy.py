@@ -46,10 +46,13 @@ def flat(array: np.ndarray) -> memoryview:
     return np.ascontiguousarray(same).reshape(-1).data
 
 
-def table_rows(table: np.ndarray) -> OnFirstUse[list[int]]:
-    """Row i of a 2-D integer table as a list."""
+def table_rows(table: np.ndarray) -> OnFirstUse[tuple[int, ...]]:
+    """Row i of a 2-D integer table as a tuple: as fast to index as a list, and the cyclic collector
+    stops traversing a tuple of ints once it has met it, where it reads a list's every slot in each
+    full collection (keywords3000 x cl100k after 74k steps: 12,208 lexer rows of 256, a third of a
+    full collection's 110 ms)."""
     cells, width = flat(table), int(table.shape[1])
-    return OnFirstUse(lambda i: cells[i * width:(i + 1) * width].tolist())
+    return OnFirstUse(lambda i: tuple(cells[i * width:(i + 1) * width].tolist()))
 
 
 def csr_slices(offsets: np.ndarray, items: np.ndarray, convert: Callable[[list[int]], V]) -> OnFirstUse[V]:
