@@ -100,7 +100,7 @@ def test_per_state_views_are_built_on_first_use():
         default = art.dwa_default[d]
         assert all(edges.get(label, default) == stored.get(label, default) for label in range(art.lr.n_states))
     for q, row in art.recognizer.scanner.trans_rows.items():
-        assert row == [int(x) for x in s["lexer.transitions"][q]]
+        assert row == tuple(s["lexer.transitions"][q].tolist())
     for q, closes in art.closes.items():
         lo, hi = s["rows.close_offsets"][q], s["rows.close_offsets"][q + 1]
         assert [(c, r) for c, r, _ in closes] == list(zip(s["rows.close_sets"][lo:hi].tolist(),
