@@ -144,3 +144,45 @@ def test_forget_empties_what_masks_and_commits_learnt(ambiguous):
     assert not len(art.mask_memo) and not art.combined_masks and not art.recognizer.parser._steps
     after = _masks(ambiguous, 6)
     assert all(np.array_equal(a, b) for a, b in zip(before, after, strict=True))
+
+
+def test_threads_sharing_an_artifact_get_the_masks_one_thread_gets(ambiguous, monkeypatch):
+    """Matchers on four threads share the artifact's caches (interned cells, remembered steps,
+    scanner runs, row combinations, the memo), each a few entries long so that they evict all the
+    time, with the interpreter switching threads every microsecond: every thread's masks are those
+    computed on one thread."""
+    import sys
+    import threading
+
+    seeds = range(20, 24)
+    alone = {seed: _masks(ambiguous, seed) for seed in seeds}
+    art = ambiguous.artifact
+    parser, scanner = art.recognizer.parser, art.recognizer.scanner
+    for cache, limit in [(parser._interned, 8), (parser._steps, 4), (scanner._runs, 4), (art.combined_masks, 2),
+                         (art.mask_memo, 3)]:
+        monkeypatch.setattr(cache, "limit", limit)
+    art.forget()
+    interval = sys.getswitchinterval()
+    found: dict[int, list[np.ndarray]] = {}
+    failures: list[BaseException] = []
+
+    def work(seed: int) -> None:
+        try:
+            found[seed] = _masks(ambiguous, seed)
+        except BaseException as e:       # noqa: BLE001 - re-raised on the main thread
+            failures.append(e)
+
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=work, args=(seed,)) for seed in seeds]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+        art.forget()
+    assert not failures, failures
+    for seed in seeds:
+        assert len(found[seed]) == len(alone[seed])
+        assert all(np.array_equal(a, b) for a, b in zip(found[seed], alone[seed], strict=True)), seed
