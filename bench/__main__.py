@@ -24,7 +24,7 @@ from bench.stats import slowest_steps, summarize
 from bench.tokenizers import REPO, TOKENIZER_NAMES, encode, tokenizer_spec
 from bench.workloads import DEFAULT_WORKLOADS, WORKLOADS, Workload, known, subset, workload
 
-STAGES = ("vocab", "lexer", "parser", "serving")
+STAGES = ("vocab", "lexer", "parser", "serving", "long_run")
 QUICK_DOCS = 40
 
 
