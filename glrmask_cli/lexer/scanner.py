@@ -38,7 +38,7 @@ from glrmask_cli.lexer.syntax import SyntaxUnsupported, parse_pattern
 from glrmask_cli.limits import DEFAULTS, BuildLimits
 from glrmask_runtime.tables import LexerTables
 
-PATTERN_DFAS = 512     # regexp DFAs kept per process (`_pattern_dfa`)
+PATTERN_DFAS = 512     # regexp DFAs (and refusals) kept per process (`_pattern_dfa`)
 CONTEXT_LEXER_BYTES = 64 << 20   # contexts' basic lexers kept per process, their tables' bytes (`_context_lexer`)
 _LABEL_ROWS = 1 << 16  # (state, member) rows `close_labels` takes at once (x byte classes)
 
@@ -92,14 +92,29 @@ def _regexp_literal(pattern: str) -> str | None:
     return re.sub(r"\\(.)", r"\1", pattern, flags=re.DOTALL)
 
 
-@functools.lru_cache(maxsize=PATTERN_DFAS)
 def _pattern_dfa(pattern: str, flags: frozenset[str], max_nfa_states: int, max_dfa_states: int) -> ByteDFA:
     """A regexp's minimized DFA, read-only, kept across builds in this process: schemas and the
-    contexts of one grammar repeat terminals (a bounded JSON string takes a second to determinize)."""
+    contexts of one grammar repeat terminals (a bounded JSON string takes a second to determinize).
+    A pattern a limit refused is refused again at once: a server's client may send a refused schema
+    again (a string of at most 4,096 characters passes max_pattern_dfa_states after 4-10 s)."""
+    found = _pattern_dfa_or_refusal(pattern, flags, max_nfa_states, max_dfa_states)
+    if isinstance(found, LimitExceeded):
+        raise LimitExceeded(found.limit, found.value, found.stage, found.hint)
+    return found
+
+
+@functools.lru_cache(maxsize=PATTERN_DFAS)
+def _pattern_dfa_or_refusal(pattern: str, flags: frozenset[str], max_nfa_states: int,
+                            max_dfa_states: int) -> ByteDFA | LimitExceeded:
+    """`_pattern_dfa`'s DFA, or the LimitExceeded that refused it (a copy without the traceback,
+    which would keep the construction's frames alive)."""
     tree = parse_pattern(pattern, flags)
-    built = excluding_dfa(tree, max_nfa_states, max_dfa_states)      # (?!fixed strings): a product
-    dfa = minimize(built if built is not None else determinize(build_nfa(tree, max_nfa_states),
-                                                               max_states=max_dfa_states))
+    try:
+        built = excluding_dfa(tree, max_nfa_states, max_dfa_states)      # (?!fixed strings): a product
+        dfa = minimize(built if built is not None else determinize(build_nfa(tree, max_nfa_states),
+                                                                   max_states=max_dfa_states))
+    except LimitExceeded as e:
+        return LimitExceeded(e.limit, e.value, e.stage, e.hint)
     dfa.trans.flags.writeable = False
     dfa.close.flags.writeable = False
     return dfa
