@@ -12,8 +12,9 @@ from __future__ import annotations
 import functools
 import itertools
 import re
+from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Callable, Collection, Sequence
+from typing import Callable, Collection, Iterable, Sequence
 
 import numpy as np
 
@@ -172,7 +173,36 @@ def _subset_lexer(terminals: Sequence[TerminalSpec], ignore: Sequence[str], gram
     return LexerBuild(tables, ())      # "never produced" means nothing for one context
 
 
-_context_lexers: dict[tuple[tuple[TerminalSpec, ...], tuple[str, ...], BuildLimits], LexerTables] = {}
+_ContextKey = tuple[tuple[TerminalSpec, ...], tuple[str, ...], BuildLimits]
+
+
+class _KeptLexers:
+    """Contexts' lexers by key, at most `limit` bytes of tables (counted as they come and go, not
+    summed again per insertion), the oldest dropped first; the newest is always kept."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._tables: OrderedDict[_ContextKey, LexerTables] = OrderedDict()
+        self._bytes = 0
+
+    def get(self, key: _ContextKey) -> LexerTables | None:
+        return self._tables.get(key)
+
+    def put(self, key: _ContextKey, tables: LexerTables) -> None:
+        self._tables[key] = tables
+        self._bytes += _nbytes(tables)
+        while self._bytes > self.limit and len(self._tables) > 1:
+            self._bytes -= _nbytes(self._tables.popitem(last=False)[1])
+
+    def values(self) -> Iterable[LexerTables]:
+        return self._tables.values()
+
+    def clear(self) -> None:
+        self._tables.clear()
+        self._bytes = 0
+
+
+_context_lexers = _KeptLexers(CONTEXT_LEXER_BYTES)
 
 
 def _context_lexer(terminals: tuple[TerminalSpec, ...], ignore: tuple[str, ...], grammar_path: str,
@@ -188,12 +218,12 @@ def _context_lexer(terminals: tuple[TerminalSpec, ...], ignore: tuple[str, ...],
         found = build_lexer(list(terminals), ignore, grammar_path, limits).tables
         for array in _arrays(found):
             array.flags.writeable = False
-        _context_lexers[key] = found
-        kept = sum(array.nbytes for tables in _context_lexers.values() for array in _arrays(tables))
-        while kept > CONTEXT_LEXER_BYTES and len(_context_lexers) > 1:
-            oldest = next(iter(_context_lexers))
-            kept -= sum(array.nbytes for array in _arrays(_context_lexers.pop(oldest)))
+        _context_lexers.put(key, found)
     return found
+
+
+def _nbytes(tables: LexerTables) -> int:
+    return sum(array.nbytes for array in _arrays(tables))
 
 
 def _arrays(tables: LexerTables) -> tuple[np.ndarray, ...]:

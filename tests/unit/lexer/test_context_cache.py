@@ -28,7 +28,7 @@ def test_a_shared_context_is_built_once_and_lexes_as_built_alone(tmp_path, monke
     original = scanner.build_lexer
     monkeypatch.setattr(scanner, "build_lexer", lambda terminals, *rest, **kw: (
         built.append(tuple(t.name for t in terminals)), original(terminals, *rest, **kw))[1])
-    monkeypatch.setattr(scanner, "_context_lexers", {})
+    monkeypatch.setattr(scanner, "_context_lexers", scanner._KeptLexers(scanner.CONTEXT_LEXER_BYTES))
     alone = _tables(second)
     second_alone = set(built)
     scanner._context_lexers.clear()
@@ -43,3 +43,23 @@ def test_a_shared_context_is_built_once_and_lexes_as_built_alone(tmp_path, monke
         assert np.array_equal(mine, theirs)
     assert all(not table.flags.writeable for table in scanner._context_lexers.values()
                for table in (table.transitions, table.close_sets))
+
+
+def _sized(n_bytes: int):
+    from glrmask_runtime.tables import LexerTables
+
+    empty = np.zeros(0, dtype=np.int32)
+    return LexerTables(np.zeros(n_bytes, dtype=np.uint8), empty, empty, empty, empty, empty)
+
+
+def test_kept_lexers_drop_the_oldest_past_their_bytes_and_keep_the_newest():
+    kept = scanner._KeptLexers(100)
+    for key, size in (("a", 40), ("b", 40), ("c", 40), ("d", 10)):
+        kept.put(key, _sized(size))
+    assert [kept.get(k) is not None for k in "abcd"] == [False, True, True, True]     # 90 bytes kept
+    kept.put("e", _sized(500))                       # larger than the limit alone: kept, the rest dropped
+    assert [kept.get(k) is not None for k in "abcde"] == [False] * 4 + [True]
+    kept.put("f", _sized(1))
+    assert [kept.get(k) is not None for k in "ef"] == [False, True]
+    kept.clear()
+    assert kept.get("f") is None and not list(kept.values())
