@@ -1,7 +1,7 @@
 """Python views of an artifact's mapped arrays, built entry by entry on first use.
 
-The matcher's hot paths index Python tuples, lists and dicts (a numpy scalar is slower to index and to
-hash). Building those for every state at load costs about a microsecond per entry: hundreds of
+The matcher's hot paths index Python tuples, lists and dicts (a numpy scalar is slower to index
+and to hash). Building those for every state at load costs about a microsecond per entry: hundreds of
 milliseconds for a code grammar's artifact, most of it for states no request reaches. These views
 build an entry on its first lookup and keep it, so a load costs the same whatever the artifact's
 size, and a process holds only what its requests reached. A built entry is a plain dict lookup,
