@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
 
 COMBINED_MASKS = 256     # row combinations kept per artifact (`matcher._combined`): 3 MB with cl100k's rows
+BOOL_ROWS = 256          # pool rows kept unpacked for `mask()` (`bool_row`): 25 MB with cl100k's 100k tokens
 
 # DWA state -> accept id: an int64 `array` (`_int_array`; format 1: a list).
 AcceptIds: TypeAlias = "Sequence[int]"
@@ -129,7 +130,7 @@ class Artifact:
         # (lexer state, LR state) -> the roots a walk from that top takes there (roots_at)
         self._roots_at: dict[int, tuple[int, ...]] = {}
         self._lr_states = self.lr.n_states
-        self._bool_rows: dict[int, np.ndarray] = {}
+        self._bool_rows: BoundedCache[int, np.ndarray] = BoundedCache(BOOL_ROWS)
         # (row ids, closes' row ids) -> the combined mask; filled by matcher._combined
         self.combined_masks: BoundedCache[tuple[Any, ...], np.ndarray] = BoundedCache(COMBINED_MASKS)
         self.mask_memo = StackMemo()
@@ -239,13 +240,14 @@ class Artifact:
         return found
 
     def bool_row(self, row: int) -> np.ndarray:
-        """Row `row` of the pool as a read-only bool array of shape (vocab_size,), cached."""
+        """Row `row` of the pool as a read-only bool array of shape (vocab_size,), cached (the last
+        `BOOL_ROWS` rows unpacked: a row is 8x its packed size, and a pool may hold tens of thousands)."""
         cached = self._bool_rows.get(row)
         if cached is None:
             bits = np.unpackbits(self.rows[row].view(np.uint8), bitorder="little")[:self.vocab_size]
             cached = bits.view(bool)
             cached.flags.writeable = False
-            self._bool_rows[row] = cached
+            self._bool_rows.put(row, cached)
         return cached
 
     @functools.cached_property

@@ -101,3 +101,19 @@ def test_special_tokens_are_never_allowed(b):
     for t in encode(b, '["a", '):
         assert not m.mask()[specials].any()
         m.commit(t)
+
+
+def test_mask_rows_unpacked_are_kept_within_their_bound(b, monkeypatch):
+    """`mask()` keeps the rows it unpacks in a bounded cache: with room for two, a document's masks
+    (single pool rows on JSON) still equal the packed bitmask's bits, and at most two are kept."""
+    art = b.artifact
+    monkeypatch.setattr(art._bool_rows, "limit", 2)
+    art._bool_rows.clear()
+    m = art.matcher()
+    bitmask = glrmask_runtime.allocate_bitmask(1, art.vocab_size)
+    for t in encode(b, '{"k": [1, 2.5, "s", {"n": null}], "t": true}'):
+        m.fill_bitmask(bitmask)
+        assert np.array_equal(m.mask(), bitmask_to_bool(bitmask[0], art.vocab_size))
+        assert len(art._bool_rows) <= 2
+        m.commit(t)
+    assert len(art._bool_rows) == 2

@@ -82,12 +82,12 @@ def test_masks_through_the_memo_equal_brute_force_cold_and_warm(ambiguous):
 
 def test_masks_stay_exact_while_every_bounded_cache_evicts(ambiguous, monkeypatch):
     """With every runtime cache a few entries long (interned cells, remembered GLR steps, scanner
-    runs, row combinations, the memo), they evict all the time: equal stacks become distinct
+    runs, row combinations, unpacked rows, the memo), they evict all the time: equal stacks become distinct
     cells and the memo misses, and the masks still equal brute force, the caches within bounds."""
     art = ambiguous.artifact
     parser, scanner = art.recognizer.parser, art.recognizer.scanner
     caches = [(parser._interned, 8), (parser._steps, 4), (scanner._runs, 4), (art.combined_masks, 2),
-              (art.mask_memo, 3)]
+              (art._bool_rows, 2), (art.mask_memo, 3)]
     for cache, limit in caches:
         monkeypatch.setattr(cache, "limit", limit)
     art.forget()
@@ -148,7 +148,7 @@ def test_forget_empties_what_masks_and_commits_learnt(ambiguous):
 
 def test_threads_sharing_an_artifact_get_the_masks_one_thread_gets(ambiguous, monkeypatch):
     """Matchers on four threads share the artifact's caches (interned cells, remembered steps,
-    scanner runs, row combinations, the memo), each a few entries long so that they evict all the
+    scanner runs, row combinations, unpacked rows, the memo), each a few entries long so that they evict all the
     time, with the interpreter switching threads every microsecond: every thread's masks are those
     computed on one thread."""
     import sys
@@ -159,7 +159,7 @@ def test_threads_sharing_an_artifact_get_the_masks_one_thread_gets(ambiguous, mo
     art = ambiguous.artifact
     parser, scanner = art.recognizer.parser, art.recognizer.scanner
     for cache, limit in [(parser._interned, 8), (parser._steps, 4), (scanner._runs, 4), (art.combined_masks, 2),
-                         (art.mask_memo, 3)]:
+                         (art._bool_rows, 2), (art.mask_memo, 3)]:
         monkeypatch.setattr(cache, "limit", limit)
     art.forget()
     interval = sys.getswitchinterval()
