@@ -37,9 +37,10 @@ class BuildLimits:
         "states of the combined lexer DFA (all terminals, before minimization); every lexer state "
         "is scanned by every token class in the Terminal DWA, so large values are slow there")
     max_rhs_length: int = _limit(
-        4, "normalize",
-        "right-hand sides longer than this are split into left-nested prefixes (not an error; "
-        "at least 2); shorter rules keep the LR automaton and the stack effects small", minimum=2)
+        3, "normalize",
+        "right-hand sides longer than this are cut into left-nested helper rules at the same "
+        "places in every rule that begins alike (not an error; at least 2); shorter rules keep "
+        "the stack effects and the Parser DWA small", minimum=2)
     max_normalized_symbols: int = _limit(
         2_000_000, "normalize",
         "right-hand-side symbols after right-recursion removal; the rewrite can grow a grammar "

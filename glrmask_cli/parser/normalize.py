@@ -331,22 +331,33 @@ def _limit(max_symbols: int, names: list[str]) -> LimitExceeded:
 
 
 def _split_long_rules(rules: Rules, max_rhs: int, log: list[str]) -> Rules:
-    """A -> X1 .. Xn (n > max_rhs) becomes A -> P Xk+1 .. Xn with P -> X1 .. Xk, left-nested and
-    shared between rules with the same prefix. P never ends a rule, so no rightmost cycle appears."""
+    """A -> X1 .. Xn (n > max_rhs) is cut at fixed positions from its left end: P1 -> X1 .. X(max_rhs),
+    P2 -> P1 and the next max_rhs - 1 symbols, ..., and A -> the last helper and the rest (fewer
+    than max_rhs symbols). Helpers are shared between rules with the same prefix, and every rule is
+    cut at the same positions, so a helper is reduced at the same point in every rule that begins
+    so: the parser never has to know, before the rest is read, which of those rules it is in. (Cut
+    so that each rule keeps its last max_rhs - 1 symbols, helpers end where the rule's length says,
+    and the LR(1) automaton of a rule with optional parts forks for every length the rest may have:
+    syncode's sql.lark had 1,750 conflicts so and forked stacks at half of its masks' steps.)
+    Helpers never end a rule, so no rightmost cycle appears."""
     taken = set(rules)
     prefixes: dict[tuple[Sym, ...], str] = {}
     out: Rules = {a: [] for a in rules}
     n_split = 0
 
+    def helper(head: tuple[Sym, ...], owner: str) -> str:
+        if head not in prefixes:
+            prefixes[head] = fresh_name(f"{owner}__pre", taken)
+            out[prefixes[head]] = [head]
+        return prefixes[head]
+
     def shorten(rhs: tuple[Sym, ...], owner: str) -> tuple[Sym, ...]:
         if len(rhs) <= max_rhs:
             return rhs
-        head, tail = rhs[:-(max_rhs - 1)], rhs[-(max_rhs - 1):]
-        if head not in prefixes:
-            name = fresh_name(f"{owner}__pre", taken)
-            prefixes[head] = name
-            out[name] = [shorten(head, owner)]
-        return (prefixes[head],) + tail
+        first, rest = helper(rhs[:max_rhs], owner), rhs[max_rhs:]
+        while len(rest) >= max_rhs:
+            first, rest = helper((first,) + rest[:max_rhs - 1], owner), rest[max_rhs - 1:]
+        return (first,) + rest
 
     for a, alts in list(rules.items()):
         for rhs in alts:

@@ -152,11 +152,15 @@ def test_emitting_states_lark(tmp_path):
     assert seen["emits"] > 0
 
 
-def test_runtime_close_lark_with_a_graph_structured_stack(tmp_path):
-    b = built(LARK_GRAMMARS / "lark.lark", "small-gpt2", layout="runtime-close")
+def test_runtime_close_with_a_graph_structured_stack(tmp_path):
+    """An ambiguous grammar (GLR keeps both readings of `1+2*3`): walks down every path of the stack."""
+    grammar = tmp_path / "ambiguous.lark"
+    grammar.write_text('start: e\ne: e "+" e | e "*" e | "(" e ")" | NUMBER\nNUMBER: /[0-9]+/\n%ignore " "\n')
+    b = built(grammar, "small-gpt2", layout="runtime-close")
     claimed = mask_cost(b.artifact)
     assert claimed["one_stack_path"] is False
-    assert_within(b.artifact, sampled_states(b, lark_documents(), 150, seed=23))
+    expressions = [b"1+2*3", b"(1 + 22) * 333 + 4", b"((1))", b"1*2*3*4+5+6", b"12 + (3*(4+5)) * 6"]
+    assert_within(b.artifact, sampled_states(b, expressions, 150, seed=23))
 
 
 def test_depth_is_tight_on_a_grammar_whose_stacks_are_enumerated(tmp_path):

@@ -23,6 +23,7 @@ from devtools.lark_judge import EarleyJudge, mutations, random_sentence
 from glrmask_cli.errors import LimitExceeded, NormalizationError
 from glrmask_cli.grammar import load_grammar, load_grammar_text
 from glrmask_cli.parser.cfg import CFG, Rule, build_cfg
+from glrmask_cli.parser.lr import build_lr
 from glrmask_cli.parser.normalize import check_normalized, normalize, rules_by_name
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -139,6 +140,21 @@ def test_normalized_invariant_and_rhs_bound():
     assert all(0 < len(r.rhs) <= 3 for r in result.cfg.rules)
     assert any("right recursion" in line for line in result.rewrites)
     assert any("split" in line for line in result.rewrites)
+
+
+@pytest.mark.parametrize("max_rhs_length", [2, 3, 4])
+@pytest.mark.parametrize("text", [
+    'start: "s" "a"? "b" "c"? "d"? "e" "f"? "g"?',                       # optional parts: many lengths
+    'start: "x" "y" "z" "w" "v" | "x" "y" "z" "w" | "x" "y" "z" "w" "v" "u" "t"',
+    'start: "s" item ("," item)* ";"\nitem: "i" "j"? "k"? "l"? "m"?',
+])
+def test_splitting_long_rules_adds_no_conflict(text, max_rhs_length):
+    """Rules of an LR(1) grammar that begin alike are cut at the same places, so the parser never
+    has to guess where a helper ends: the split grammar is LR(1) too (no forked stacks at run time)."""
+    result = normalize(_cfg(text, start="start"), max_rhs_length=max_rhs_length)
+    assert all(len(r.rhs) <= max_rhs_length for r in result.cfg.rules)
+    assert any("split" in line for line in result.rewrites)
+    assert build_lr(result).conflicts == ()
 
 
 def test_accepts_empty():
