@@ -1,12 +1,14 @@
 """Language-preserving normalization: CFG -> NormalizedGrammar whose reduction chains are bounded.
 
 Phases: drop unproductive/unreachable rules; remove epsilon rules (this also removes hidden left
-and right recursion); reject cycles A =>+ A; rewrite right recursion into left recursion per cyclic
-SCC of the rightmost-symbol graph (feedback set + right- to left-linear conversion); split long
-right-hand sides (left-nested, shared prefixes). Invariant (`check_normalized`): no epsilon rule and
-an acyclic rightmost-symbol graph (A -> B when a rule A -> ... B ends with B), so LR performs a
-bounded number of reductions between two shifts. Size is guarded by the limits max_normalized_symbols
-and max_epsilon_variants (LimitExceeded; glrmask_cli/limits.py).
+and right recursion); reject cycles A =>+ A; nest operators without precedence (A -> A op A) to the
+left; rewrite right recursion into left recursion per cyclic SCC of the rightmost-symbol graph
+(feedback set + right- to left-linear conversion); cut long right-hand sides (left-nested helpers,
+at the same places in rules that begin alike, so the cut adds no LR conflict). Invariant
+(`check_normalized`): no epsilon rule and an acyclic rightmost-symbol graph (A -> B when a rule
+A -> ... B ends with B), so LR performs a bounded number of reductions between two shifts. Size is
+guarded by the limits max_normalized_symbols and max_epsilon_variants (LimitExceeded;
+glrmask_cli/limits.py).
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ def normalize(cfg: CFG, *, where: str = "<grammar>", max_rhs_length: int = DEFAU
         raise NormalizationError(where, "the grammar derives only the empty string", rule=start)
     rules = _reduce(rules, start, where, log, "after epsilon removal")
     _reject_cycles(rules, where)
+    rules = _operators_left_nested(rules, log)
     rules = _remove_right_recursion(rules, start, where, max_normalized_symbols, log)
     rules = _reduce(rules, start, where, log, "after right-recursion removal")
     rules = _split_long_rules(rules, max_rhs_length, log)
@@ -139,6 +142,46 @@ def _reject_cycles(rules: Rules, where: str) -> None:
         raise NormalizationError(where, f"the grammar is cyclic ({' => '.join(cycle)}), so a string has "
                                  "infinitely many parses", rule=cycle[0],
                                  hint="remove the unit rules (or nullable parts) that close the cycle")
+
+
+def _operators_left_nested(rules: Rules, log: list[str]) -> Rules:
+    """A nonterminal with a rule that has it at both ends (A -> A op A: an operator without
+    precedence) is ambiguous: `1-2-3` parses two ways, and a GLR parser carries both stacks to the
+    end of the expression. Its language is U (op U)*, where U is its rules without it at either end
+    ('(' A ')', literals: A may occur inside), after any of its prefix rules' beginnings (A -> pre A)
+    and before any of its postfix rules' ends (A -> A post). So A becomes A -> A op U | U, U -> pre U
+    | V, V -> V post | the rest (U or V left out where there are no such rules): the same strings,
+    each with one parse as far as A's own rules go (syncode's go.lark: `expression`)."""
+    taken = set(rules)
+    out: Rules = {}
+    rewritten = []
+    for a, alts in rules.items():
+        infix = [rhs for rhs in alts if len(rhs) >= 2 and rhs[0] == a and rhs[-1] == a]
+        prefix = [rhs for rhs in alts if rhs[-1] == a and rhs[0] != a]
+        postfix = [rhs for rhs in alts if rhs[0] == a and rhs[-1] != a]
+        rest = [rhs for rhs in alts if rhs[0] != a and rhs[-1] != a]
+        if not infix or not rest:
+            out[a] = alts
+            continue
+        rewritten.append(a)
+        operand = rest
+        if postfix:
+            atom = fresh_name(f"{a}__atom", taken)
+            out[atom] = [(atom,) + rhs[1:] for rhs in postfix] + operand
+            operand = [(atom,)]
+        if prefix:
+            unary = fresh_name(f"{a}__unary", taken)
+            out[unary] = [rhs[:-1] + (unary,) for rhs in prefix] + operand
+            operand = [(unary,)]
+        if len(operand) > 1:
+            name = fresh_name(f"{a}__operand", taken)
+            out[name] = operand
+            operand = [(name,)]
+        out[a] = [rhs[:-1] + operand[0] for rhs in infix] + operand
+    if rewritten:
+        log.append(f"operators without precedence nested to the left in {{{', '.join(rewritten)}}} "
+                   "(one parse per string)")
+    return out
 
 
 def _remove_right_recursion(rules: Rules, start: str, where: str, max_symbols: int,

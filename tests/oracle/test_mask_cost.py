@@ -153,9 +153,10 @@ def test_emitting_states_lark(tmp_path):
 
 
 def test_runtime_close_with_a_graph_structured_stack(tmp_path):
-    """An ambiguous grammar (GLR keeps both readings of `1+2*3`): walks down every path of the stack."""
+    """An ambiguous grammar (GLR keeps both readings of `1+2*3`; through `f`, since normalization nests
+    `e: e "+" e` to the left): walks down every path of the stack."""
     grammar = tmp_path / "ambiguous.lark"
-    grammar.write_text('start: e\ne: e "+" e | e "*" e | "(" e ")" | NUMBER\nNUMBER: /[0-9]+/\n%ignore " "\n')
+    grammar.write_text('start: e\ne: e "+" f | e "*" f | "(" e ")" | NUMBER\nf: e\nNUMBER: /[0-9]+/\n%ignore " "\n')
     b = built(grammar, "small-gpt2", layout="runtime-close")
     claimed = mask_cost(b.artifact)
     assert claimed["one_stack_path"] is False

@@ -128,6 +128,8 @@ def _cfg(text: str, start: str | None = None) -> CFG:
     'start: "x"* "y"? start?',                                           # nullable, hidden recursion
     'start: a b\na: "x"? a? "y"\nb: b? "z"?',                              # hidden left + right recursion
     'start: "a" "b" "c" "d" "e" "f" "g" "h" "i" | "a" "b" "c" "d" "x"',  # long rules, shared prefix
+    'e: e "+" e | "-" e | e "!" | "(" e ")" | e "[" e "]" | "1"',         # infix, prefix, postfix, inside
+    'e: e "?" e ":" e | e e | "a"',                                        # ternary, concatenation
 ])
 def test_hand_made_grammars_keep_their_language(text):
     cfg = _cfg(text, start=text.split(":")[0])
@@ -157,6 +159,19 @@ def test_splitting_long_rules_adds_no_conflict(text, max_rhs_length):
     assert build_lr(result).conflicts == ()
 
 
+@pytest.mark.parametrize("text", [
+    'e: e "+" e | e "*" e | "-" e | e "!" | "(" e ")" | "1"',
+    'e: e "+" e | "-" e | e "!" | "(" e ")" | e "[" e "]" | "1"',
+    'e: e "?" e ":" e | e e | "a"',
+])
+def test_operators_without_precedence_get_one_parse(text):
+    """A rule with its nonterminal at both ends is nested to the left: the normalized grammar has no
+    conflict left (one stack where GLR carried one per reading); the language is checked above."""
+    result = normalize(_cfg(text, start="e"))
+    assert any(line.startswith("operators without precedence") for line in result.rewrites)
+    assert build_lr(result).conflicts == ()
+
+
 def test_accepts_empty():
     assert normalize(_cfg('start: "a"*')).accepts_empty
     assert not normalize(_cfg('start: "a"+')).accepts_empty
@@ -181,7 +196,7 @@ def test_empty_language_is_an_error():
 
 def test_size_limit_names_the_rules():
     with pytest.raises(LimitExceeded, match=r"right recursion in rules e\): limit max_normalized_symbols=10 exceeded"):
-        normalize(_cfg('e: e "+" e | e "*" e | "(" e ")" | "1"', start="e"), max_normalized_symbols=10)
+        normalize(_cfg('e: "-" e | "!" e | "(" e ")" | "1"', start="e"), max_normalized_symbols=10)
 
 
 def test_check_normalized_rejects_what_it_must():

@@ -34,9 +34,11 @@ def test_a_full_memo_keeps_the_newest_and_limit_zero_keeps_nothing():
     assert len(memo) == 0
 
 
+# ambiguous: `1+2*3` has two parses (through `f`: normalization nests `e: e "+" e` to the left)
 AMBIGUOUS = """
 start: e
-e: e "+" e | e "*" e | "(" e ")" | NUMBER
+e: e "+" f | e "*" f | "(" e ")" | NUMBER
+f: e
 NUMBER: /[0-9]+/
 %ignore " "
 """
