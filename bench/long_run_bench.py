@@ -52,7 +52,8 @@ def _cache_fill(artifact: glrmask_runtime.Artifact) -> dict[str, list[int]]:
     parser = recognizer.parser
     scanner = getattr(recognizer, "scanner", None) or recognizer.basic.scanner
     caches = {"interned_cells": parser._interned, "glr_steps": parser._steps, "scanner_runs": scanner._runs,
-              "row_combinations": artifact.combined_masks, "mask_memo": artifact.mask_memo}
+              "row_combinations": artifact.combined_masks, "unpacked_rows": artifact._bool_rows,
+              "mask_memo": artifact.mask_memo}
     return {name: [len(cache), cache.limit] for name, cache in caches.items()}
 
 

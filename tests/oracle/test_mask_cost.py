@@ -23,6 +23,7 @@ from glrmask_cli.limits import BuildLimits
 from glrmask_cli.pipeline import build_artifact
 from glrmask_cli.report import mask_cost
 from glrmask_cli.vocab.vocabulary import Vocabulary
+from tests.support.ambiguous import AMBIGUOUS_GRAMMAR, EXPRESSIONS
 
 NO_STATE = -1
 
@@ -153,15 +154,13 @@ def test_emitting_states_lark(tmp_path):
 
 
 def test_runtime_close_with_a_graph_structured_stack(tmp_path):
-    """An ambiguous grammar (GLR keeps both readings of `1+2*3`; through `f`, since normalization nests
-    `e: e "+" e` to the left): walks down every path of the stack."""
+    """An ambiguous grammar (tests/support/ambiguous.py): walks down every path of the stack."""
     grammar = tmp_path / "ambiguous.lark"
-    grammar.write_text('start: e\ne: e "+" f | e "*" f | "(" e ")" | NUMBER\nf: e\nNUMBER: /[0-9]+/\n%ignore " "\n')
+    grammar.write_text(AMBIGUOUS_GRAMMAR)
     b = built(grammar, "small-gpt2", layout="runtime-close")
     claimed = mask_cost(b.artifact)
     assert claimed["one_stack_path"] is False
-    expressions = [b"1+2*3", b"(1 + 22) * 333 + 4", b"((1))", b"1*2*3*4+5+6", b"12 + (3*(4+5)) * 6"]
-    assert_within(b.artifact, sampled_states(b, expressions, 150, seed=23))
+    assert_within(b.artifact, sampled_states(b, EXPRESSIONS, 150, seed=23))
 
 
 def test_depth_is_tight_on_a_grammar_whose_stacks_are_enumerated(tmp_path):

@@ -31,6 +31,8 @@ def test_every_bounded_cache_is_reported_within_its_limit():
         matcher.mask()
         matcher.commit(token)
     fill = _cache_fill(artifact)
-    assert set(fill) == {"interned_cells", "glr_steps", "scanner_runs", "row_combinations", "mask_memo"}
+    assert set(fill) == {"interned_cells", "glr_steps", "scanner_runs", "row_combinations", "unpacked_rows",
+                         "mask_memo"}
+    assert fill["unpacked_rows"][0] >= 1          # mask() unpacked the rows it returned
     assert fill["interned_cells"][0] > 1
     assert all(0 <= entries <= limit for entries, limit in fill.values())

@@ -12,6 +12,7 @@ from devtools.brute_force import sampled_states
 from devtools.builds import built
 from glrmask_runtime.glr import GSSNode, iter_paths
 from glrmask_runtime.stack_memo import StackMemo
+from tests.support.ambiguous import AMBIGUOUS_GRAMMAR, EXPRESSIONS
 from tests.support.masks import assert_masks_equal
 
 
@@ -34,21 +35,12 @@ def test_a_full_memo_keeps_the_newest_and_limit_zero_keeps_nothing():
     assert len(memo) == 0
 
 
-# ambiguous: `1+2*3` has two parses (through `f`: normalization nests `e: e "+" e` to the left)
-AMBIGUOUS = """
-start: e
-e: e "+" f | e "*" f | "(" e ")" | NUMBER
-f: e
-NUMBER: /[0-9]+/
-%ignore " "
-"""
-EXPRESSIONS = [b"1+2*3", b"(1 + 22) * 333 + 4", b"((1))", b"1*2*3*4+5+6", b"12 + (3*(4+5)) * 6", b"7"]
 
 
 @pytest.fixture(scope="module")
 def ambiguous(tmp_path_factory):
     path = tmp_path_factory.mktemp("memo") / "ambiguous.lark"
-    path.write_text(AMBIGUOUS)
+    path.write_text(AMBIGUOUS_GRAMMAR)
     b = built(path, "small-gpt2", layout="runtime-close", lexer="basic")
     assert b.artifact.n_runtime_closes > 0                                # masks close lexemes at run time
     return b
