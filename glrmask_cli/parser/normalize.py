@@ -52,6 +52,8 @@ def normalize(cfg: CFG, *, where: str = "<grammar>", max_rhs_length: int = DEFAU
         raise NormalizationError(where, "the grammar derives only the empty string", rule=start)
     rules = _reduce(rules, start, where, log, "after epsilon removal")
     _reject_cycles(rules, where)
+    rules = _covered_unit_alternatives_dropped(rules, log)
+    rules = _lists_left_recursive(rules, log)
     rules = _operators_left_nested(rules, log)
     rules = _remove_right_recursion(rules, start, where, max_normalized_symbols, log)
     rules = _reduce(rules, start, where, log, "after right-recursion removal")
@@ -142,6 +144,200 @@ def _reject_cycles(rules: Rules, where: str) -> None:
         raise NormalizationError(where, f"the grammar is cyclic ({' => '.join(cycle)}), so a string has "
                                  "infinitely many parses", rule=cycle[0],
                                  hint="remove the unit rules (or nullable parts) that close the cycle")
+
+
+Removal = tuple[str, str, str, tuple[Sym, ...]]   # in A -> B, the rule N -> rhs of B's unit chain goes
+
+
+def _covered_unit_alternatives_dropped(rules: Rules, log: list[str]) -> Rules:
+    """A unit rule A -> B gives A the rules of B and of the unit rules below it. Where another rule
+    of A derives one of them symbol by symbol (A -> Y1..Yn against N -> X1..Xn, each Yi deriving Xi
+    alone through unit rules), A derives its strings twice, and GLR carries a stack for each
+    reading (syncode's go.lark: `primary_expr -> operand -> NAME` and `primary_expr -> type_ ->
+    var_or_type_name -> NAME`, 675 of its conflicts). A then reaches a copy of the chain without
+    those rules. Removals are taken deepest chain first, each kept only if every kept one is
+    still derived so in the grammar with all of them (two readings may each cover the other: one
+    stays), so the language is the same."""
+    derives = _derives_alone(rules)
+    candidates: list[tuple[int, str, Removal]] = []
+    for a, alts in rules.items():
+        for b in [str(rhs[0]) for rhs in alts if _is_unit(rhs)]:
+            for n, depth in _unit_chain(rules, b).items():
+                for rhs in rules[n]:
+                    if not _is_unit(rhs) and _covered(rules[a], derives, rhs, skip=(b,)):
+                        removal = (a, b, n, rhs)
+                        candidates.append((-depth, repr(removal), removal))
+    kept: list[Removal] = []
+    out = rules
+    for *_, removal in sorted(candidates)[:MAX_COVERED_CANDIDATES]:
+        trial = kept + [removal]
+        grammar = _without(rules, trial)
+        derives = _derives_alone(grammar)
+        if all(_covered(grammar[a], derives, rhs) for a, _, _, rhs in trial):
+            kept, out = trial, grammar
+    if kept:
+        log.append(f"{len(kept)} alternatives that another rule derives dropped from unit chains in "
+                   f"{{{', '.join(sorted({a for a, *_ in kept}))}}} (one parse per string)")
+    return out
+
+
+MAX_COVERED_CANDIDATES = 256     # removals tried (each rebuilds the grammar; real grammars have a few)
+
+
+def _is_unit(rhs: tuple[Sym, ...]) -> bool:
+    return len(rhs) == 1 and isinstance(rhs[0], str)
+
+
+def _derives_alone(rules: Rules) -> dict[str, set[Sym]]:
+    """Per nonterminal, the symbols it derives as a whole sentential form (itself included): in a
+    grammar without epsilon rules, through unit rules only."""
+    found: dict[str, set[Sym]] = {}
+
+    def visit(a: str) -> set[Sym]:
+        if a not in found:
+            found[a] = {a}
+            for rhs in rules[a]:
+                if len(rhs) == 1:
+                    found[a].add(rhs[0])
+                    if isinstance(rhs[0], str):
+                        found[a] |= visit(rhs[0])
+        return found[a]
+    for a in rules:
+        visit(a)
+    return found
+
+
+def _unit_chain(rules: Rules, b: str) -> dict[str, int]:
+    """`b` and the nonterminals below it through unit rules, each with its distance from `b`."""
+    depth = {b: 0}
+    todo = [b]
+    for n in todo:
+        for rhs in rules[n]:
+            if _is_unit(rhs) and rhs[0] not in depth:
+                depth[str(rhs[0])] = depth[n] + 1
+                todo.append(str(rhs[0]))
+    return depth
+
+
+def _covered(alts: list[tuple[Sym, ...]], derives: dict[str, set[Sym]], target: tuple[Sym, ...],
+             skip: tuple[Sym, ...] | None = None) -> bool:
+    """Some rule in `alts` (not `skip`) derives `target` symbol for symbol."""
+    return any(rhs != skip and len(rhs) == len(target)
+               and all(y == x or (isinstance(y, str) and x in derives[y]) for y, x in zip(rhs, target))
+               for rhs in alts)
+
+
+def _without(rules: Rules, removals: list[Removal]) -> Rules:
+    """`rules` where each A of `removals` reaches, instead of B, a copy of B's unit chain without
+    the removed rules (copies named N__rest, shared by equal removals; none where nothing is left)."""
+    out = {a: list(alts) for a, alts in rules.items()}
+    taken = set(rules)
+    copies: dict[tuple[str, frozenset[tuple[str, tuple[Sym, ...]]]], str | None] = {}
+
+    def copy(n: str, gone: frozenset[tuple[str, tuple[Sym, ...]]]) -> str | None:
+        below = frozenset(item for item in gone if item[0] in _unit_chain(rules, n))
+        if not below:
+            return n
+        if (n, below) not in copies:
+            alts: list[tuple[Sym, ...]] = []
+            for rhs in rules[n]:
+                if _is_unit(rhs):
+                    target = copy(str(rhs[0]), below)
+                    if target is not None:
+                        alts.append((target,))
+                elif (n, rhs) not in below:
+                    alts.append(rhs)
+            name = fresh_name(f"{n}__rest", taken) if alts else None
+            if name is not None:
+                out[name] = alts
+            copies[(n, below)] = name
+        return copies[(n, below)]
+    contexts: dict[tuple[str, str], set[tuple[str, tuple[Sym, ...]]]] = {}
+    for a, b, n, rhs in removals:
+        contexts.setdefault((a, b), set()).add((n, rhs))
+    for (a, b), gone in contexts.items():
+        target = copy(b, frozenset(gone))
+        out[a] = [rhs for rhs in out[a] if rhs != (b,)]
+        if target is not None and (target,) not in out[a]:
+            out[a].append((target,))
+    return out
+
+
+def _lists_left_recursive(rules: Rules, log: list[str]) -> Rules:
+    """Lark writes `item ("," item)*` as `alpha S | alpha` with a repetition helper S -> x | S x
+    (x = `"," item`; after epsilon removal a rule `alpha S beta` has its partner `alpha beta`).
+    After alpha with x's first terminal next, the parser must choose between shifting into S and
+    reducing towards beta, which one token cannot decide when beta may begin like x (a trailing
+    comma): GLR forks there on every call with two arguments. Each such pair becomes `T beta` with
+    T -> alpha | T x (one T per (alpha, S)), and then the nonterminal's other rules `alpha S beta`
+    become `T x beta`, so that no rule of it reads alpha without T; a nonterminal left with the
+    one rule `T` becomes T itself. The list and what follows it then share the state where x is
+    read: the same strings (alpha x* beta, alpha x+ beta), without the fork."""
+    helpers: dict[tuple[tuple[Sym, ...], str], str] = {}
+    taken = set(rules)
+    out: Rules = {}
+    for a, alts in rules.items():
+        present = set(alts)
+        paired: set[tuple[Sym, ...]] = set()
+        new: list[tuple[Sym, ...]] = []
+        own: dict[tuple[tuple[Sym, ...], str], tuple[str, tuple[Sym, ...]]] = {}   # its lists, and x
+        for rhs in alts:
+            if rhs in paired:
+                continue
+            pair = _repetition_pair(rules, rhs, present, paired)
+            if pair is None:
+                new.append(rhs)
+                continue
+            i, partner, x = pair
+            key = (rhs[:i], str(rhs[i]))
+            helper = helpers.get(key)
+            if helper is None:
+                helper = helpers[key] = fresh_name(f"{a}__list", taken)
+                out[helper] = [rhs[:i], (helper,) + x]
+            own[key] = helper, x
+            paired.update((rhs, partner))
+            new.append((helper,) + rhs[i + 1:])
+        out[a] = list(dict.fromkeys(_through_list(rhs, own) for rhs in new if rhs not in paired))
+    made = set(helpers.values())
+    for a in rules:       # A -> T alone: A is the list (an unused T goes with the next `_reduce`)
+        if len(out[a]) == 1 and out[a][0][0] in made and len(out[a][0]) == 1:
+            only = str(out[a][0][0])
+            out[a] = [tuple(a if s == only else s for s in rhs) for rhs in out[only]]
+    if helpers:
+        log.append(f"repetitions made left-recursive lists ({len(helpers)} lists)")
+    return out
+
+
+def _through_list(rhs: tuple[Sym, ...], lists: dict[tuple[tuple[Sym, ...], str], tuple[str, tuple[Sym, ...]]]
+                  ) -> tuple[Sym, ...]:
+    """`alpha S beta` as `T x beta` where `lists` has (T, x) for (alpha, S), else `rhs`."""
+    for i in range(1, len(rhs)):
+        found = lists.get((rhs[:i], str(rhs[i])))
+        if found is not None:
+            return (found[0],) + found[1] + rhs[i + 1:]
+    return rhs
+
+
+def _repetition_pair(rules: Rules, rhs: tuple[Sym, ...], present: set[tuple[Sym, ...]],
+                     paired: set[tuple[Sym, ...]]) -> tuple[int, tuple[Sym, ...], tuple[Sym, ...]] | None:
+    """(i, partner, x) for the first repetition helper S = rhs[i], i > 0 (S -> x | S x) whose
+    partner, rhs without S, is in `present` and not in `paired`; else None."""
+    for i in range(1, len(rhs)):
+        s = rhs[i]
+        x = _repeated(rules, s) if isinstance(s, str) else None
+        partner = rhs[:i] + rhs[i + 1:]
+        if x is not None and partner in present and partner not in paired:
+            return i, partner, x
+    return None
+
+
+def _repeated(rules: Rules, s: str) -> tuple[Sym, ...] | None:
+    """x if the rules of `s` are exactly x and S x (a repetition helper, x without S), else None."""
+    alts = rules[s]
+    if len(alts) != 2:
+        return None
+    x, rec = alts if alts[0][:1] != (s,) else alts[::-1]
+    return x if rec == (s,) + x and s not in x else None
 
 
 def _operators_left_nested(rules: Rules, log: list[str]) -> Rules:
