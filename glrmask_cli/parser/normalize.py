@@ -1,10 +1,13 @@
 """Language-preserving normalization: CFG -> NormalizedGrammar whose reduction chains are bounded.
 
 Phases: drop unproductive/unreachable rules; remove epsilon rules (this also removes hidden left
-and right recursion); reject cycles A =>+ A; nest operators without precedence (A -> A op A) to the
-left; rewrite right recursion into left recursion per cyclic SCC of the rightmost-symbol graph
+and right recursion); reject cycles A =>+ A; drop from unit chains the alternatives another rule
+derives symbol by symbol (two readings of one string); make repetitions left-recursive lists (a
+trailing separator read where the list's is); nest operators without precedence (A -> A op A) to
+the left; rewrite right recursion into left recursion per cyclic SCC of the rightmost-symbol graph
 (feedback set + right- to left-linear conversion); cut long right-hand sides (left-nested helpers,
-at the same places in rules that begin alike, so the cut adds no LR conflict). Invariant
+at the same places in rules that begin alike). The middle three remove forks of the GLR parser
+that the grammar as written would cause; none changes the language. Invariant
 (`check_normalized`): no epsilon rule and an acyclic rightmost-symbol graph (A -> B when a rule
 A -> ... B ends with B), so LR performs a bounded number of reductions between two shifts. Size is
 guarded by the limits max_normalized_symbols and max_epsilon_variants (LimitExceeded;

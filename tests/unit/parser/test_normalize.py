@@ -6,12 +6,14 @@ sentences of both grammars; real grammars on generated sentences and their one-e
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import itertools
 import os
 import random
 import re
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import lark
@@ -19,6 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from devtools.data import syncode_grammar
 from devtools.lark_judge import EarleyJudge, mutations, random_sentence
 from glrmask_cli.errors import LimitExceeded, NormalizationError
 from glrmask_cli.grammar import load_grammar, load_grammar_text
@@ -271,14 +274,20 @@ def _real_grammars():
     corpus = SHARED / "corpora" / "grammars" / "lark-1.3.1-sdist"
     for name in ["verilog.lark", "template_lark.lark", "composition/json.lark", "composition/storage.lark"]:
         yield name, corpus / name, None
+    for name in ["go", "java", "sql"]:        # fetched (and cached) on first use
+        yield f"syncode-{name}", functools.partial(syncode_grammar, f"{name}.lark"), None
 
 
 REAL = list(_real_grammars())
 
 
-# Earley needs ~0.05 s per token on the normalized latex grammar: latex runs in the slow suite only.
-@pytest.mark.parametrize("label,path,start", [r for r in REAL if r[0] != "latex"],
-                         ids=[r[0] for r in REAL if r[0] != "latex"])
+# Earley needs ~0.05 s per token on the normalized latex grammar, and half a minute on sql's
+# sentences: those two run in the slow suite only.
+SLOW_REAL = ("latex", "syncode-sql")
+
+
+@pytest.mark.parametrize("label,path,start", [r for r in REAL if r[0] not in SLOW_REAL],
+                         ids=[r[0] for r in REAL if r[0] not in SLOW_REAL])
 def test_real_grammars_keep_their_language(label, path, start):
     _check_real_grammar(path, start, budget=8, n_sentences=12)
 
@@ -286,10 +295,12 @@ def test_real_grammars_keep_their_language(label, path, start):
 @pytest.mark.slow
 @pytest.mark.parametrize("label,path,start", REAL, ids=[r[0] for r in REAL])
 def test_real_grammars_keep_their_language_long_sentences(label, path, start):
-    _check_real_grammar(path, start, budget=30 if label != "latex" else 12, n_sentences=40 if label != "latex" else 8)
+    slow = label in SLOW_REAL
+    _check_real_grammar(path, start, budget=12 if slow else 30, n_sentences=8 if slow else 40)
 
 
-def _check_real_grammar(path: Path, start: str | None, budget: int, n_sentences: int) -> None:
+def _check_real_grammar(path: Path | Callable[[], Path], start: str | None, budget: int, n_sentences: int) -> None:
+    path = path() if callable(path) else path
     if not path.exists():
         pytest.skip(f"{path} not found (needs ../shared/corpora or sympy)")
     cfg = build_cfg(load_grammar(path, start=start))
