@@ -181,6 +181,13 @@ def test_repetitions_become_lists_without_a_fork(text):
     assert build_lr(result).conflicts == ()
 
 
+def test_repetitions_that_do_not_fork_are_left_alone():
+    """A list whose separator never follows it (json's arrays) does not fork: it keeps lark's form."""
+    result = normalize(_cfg('start: "[" (e ("," e)*)? "]"\ne: "x" | start', start="start"))
+    assert not any(line.startswith("repetitions made left-recursive lists") for line in result.rewrites)
+    assert build_lr(result).conflicts == ()
+
+
 @pytest.mark.parametrize("text", [
     'e: o | e "." "n" | e "(" ")" | t\nt: v | "[" "]"\nv: "n" "." "n" | "n"\no: "n" | "(" e ")"',
     'start: a | b\na: "x" | "y"\nb: "x" | "z"',
