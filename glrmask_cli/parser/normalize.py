@@ -162,10 +162,11 @@ def _covered_unit_alternatives_dropped(rules: Rules, log: list[str]) -> Rules:
     still derived so in the grammar with all of them (two readings may each cover the other: one
     stays), so the language is the same."""
     derives = _derives_alone(rules)
+    chains = {a: _unit_chain(rules, a) for a in rules}
     candidates: list[tuple[int, str, Removal]] = []
     for a, alts in rules.items():
         for b in [str(rhs[0]) for rhs in alts if _is_unit(rhs)]:
-            for n, depth in _unit_chain(rules, b).items():
+            for n, depth in chains[b].items():
                 for rhs in rules[n]:
                     if not _is_unit(rhs) and _covered(rules[a], derives, rhs, skip=(b,)):
                         removal = (a, b, n, rhs)
@@ -174,7 +175,7 @@ def _covered_unit_alternatives_dropped(rules: Rules, log: list[str]) -> Rules:
     out = rules
     for *_, removal in sorted(candidates)[:MAX_COVERED_CANDIDATES]:
         trial = kept + [removal]
-        grammar = _without(rules, trial)
+        grammar = _without(rules, trial, chains)
         derives = _derives_alone(grammar)
         if all(_covered(grammar[a], derives, rhs) for a, _, _, rhs in trial):
             kept, out = trial, grammar
@@ -230,15 +231,16 @@ def _covered(alts: list[tuple[Sym, ...]], derives: dict[str, set[Sym]], target: 
                for rhs in alts)
 
 
-def _without(rules: Rules, removals: list[Removal]) -> Rules:
+def _without(rules: Rules, removals: list[Removal], chains: dict[str, dict[str, int]]) -> Rules:
     """`rules` where each A of `removals` reaches, instead of B, a copy of B's unit chain without
-    the removed rules (copies named N__rest, shared by equal removals; none where nothing is left)."""
+    the removed rules (copies named N__rest, shared by equal removals; none where nothing is left).
+    `chains`: `_unit_chain` of every nonterminal of `rules`."""
     out = {a: list(alts) for a, alts in rules.items()}
     taken = set(rules)
     copies: dict[tuple[str, frozenset[tuple[str, tuple[Sym, ...]]]], str | None] = {}
 
     def copy(n: str, gone: frozenset[tuple[str, tuple[Sym, ...]]]) -> str | None:
-        below = frozenset(item for item in gone if item[0] in _unit_chain(rules, n))
+        below = frozenset(item for item in gone if item[0] in chains[n])
         if not below:
             return n
         if (n, below) not in copies:
