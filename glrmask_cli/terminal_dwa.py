@@ -869,14 +869,28 @@ def spell_out_closes(tdwa: TerminalDWA, lexer: LexerTables, max_outcomes: int | 
 
 def _deferred_groups(tdwa: TerminalDWA,
                      contexts: LexerContexts) -> list[tuple[int, list[int], int, tuple[int, ...]]]:
-    """The deferred (lexer state, block) pairs (the block's first byte closes the state's lexeme),
-    grouped by block, the term set the lexeme closes as and the STARTs it hands over to: (block,
-    its states ascending, term set, hand-over STARTs), by block, then term set and hand-over."""
+    """The deferred (lexer state, block) pairs (the block's first byte closes the state's lexeme)
+    after which some class of the block goes on from a START the lexeme hands over to, grouped by
+    block, the term set the lexeme closes as and the STARTs it hands over to: (block, its states
+    ascending, term set, hand-over STARTs), by block, then term set and hand-over. The other pairs
+    (nearly all: after a complete lexeme most first bytes start nothing) keep no outcome, as before."""
     closes = tdwa.state_close[:, tdwa.class_first[tdwa.block_starts[:-1]]]        # lexer states x blocks
     block, state = np.nonzero(((tdwa.block_pick == 0) & (closes != 0)).T)
     closed = closes[state, block]
     # an ignored lexeme hands over to its own context's START, any other to its term set's STARTs
     restart = np.where(contexts.ignored_only[closed], contexts.restart[state], -1)
+    codes, code_of = np.unique(np.where(restart >= 0, restart, -1 - closed), return_inverse=True)
+    hand_overs = [(code,) if code >= 0 else contexts.next_starts[-1 - code] for code in codes.tolist()]
+    going: dict[int, np.ndarray] = {}
+    for starts in hand_overs:
+        for s in starts:
+            if s not in going:
+                going[s] = np.logical_or.reduceat(tdwa.outcome_row(s)[:tdwa.n_classes] != NO_OUTCOME,
+                                                  tdwa.block_starts[:-1])
+    goes_on = np.stack([np.logical_or.reduce([going[s] for s in starts]) for starts in hand_overs]
+                       or [np.zeros(len(tdwa.block_starts) - 1, dtype=bool)])
+    kept = goes_on[code_of.reshape(-1), block]
+    block, state, closed, restart = block[kept], state[kept], closed[kept], restart[kept]
     order = np.lexsort((state, restart, closed, block))
     block, state, closed, restart = block[order], state[order], closed[order], restart[order]
     new = np.ones(len(order), dtype=bool)
