@@ -536,7 +536,7 @@ def _scan_classes(lexer: LexerTables, contexts: LexerContexts, scans: list[_Clas
     interned once per batch. `ticker` counts blocks done; `_TooManyPaths` and `loops` as `_scan`."""
     batch: list[tuple[_ClassScan, int, int]] = []      # (scan, its first state, states)
     size = 0
-    goes_on = (lexer.transitions[:, :256] != DEAD) | (lexer.close_sets[:, :256] != 0)    # `_viable_pairs`
+    goes_on = _going_on(lexer, contexts)       # `_viable_pairs`
     going = goes_on.sum(axis=1)
 
     def run() -> None:
@@ -581,20 +581,37 @@ def _scan_classes(lexer: LexerTables, contexts: LexerContexts, scans: list[_Clas
         run()
 
 
+def _going_on(lexer: LexerTables, contexts: LexerContexts) -> np.ndarray:
+    """Bool (lexer states, 256): byte b keeps a branch at state q alive one step: it extends q's
+    lexeme, or closes it and starts the next lexeme in a context the closed one hands over to (one
+    START of them goes on with b). After a JSON Schema's punctuation with its trailing whitespace
+    every byte closes the lexeme, and from the next STARTs few bytes begin one."""
+    transitions, closes = lexer.transitions[:, :256], lexer.close_sets[:, :256]
+    starts_go = np.zeros((lexer.n_term_sets, 256), dtype=bool)     # per term set: its STARTs go on with b
+    for set_id, starts in enumerate(contexts.next_starts):
+        if starts:
+            starts_go[set_id] = (transitions[list(starts)] != DEAD).any(axis=0)
+    restart_go = transitions[contexts.restart] != DEAD            # an ignored lexeme: its own START
+    after_close = np.where(contexts.ignored_only[closes], restart_go, starts_go[closes, np.arange(256)])
+    return (transitions != DEAD) | ((closes != 0) & after_close)
+
+
 def _viable_pairs(goes_on: np.ndarray, going: np.ndarray, states: np.ndarray, lo: int, hi: int,
                   rests: _Rests) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Of the (state, class) pairs of `states` x classes lo..hi-1, those whose class's rest is empty
     or starts with a byte b where `goes_on[state, b]` (b extends the state's lexeme or may close it;
-    the others die on their first step without closing anything: inside a key literal, nearly all):
-    (their states, their classes, their places in the states x classes grid, row by row). `going`:
-    per state, its bytes that go on. Where most bytes go on from these states (an identifier, which
-    most bytes close), every pair: the test would cost more than the steps it saves."""
+    the others die on their first step without closing anything: inside a key literal, or the
+    whitespace before a JSON punctuation mark, nearly all): (their states, their classes, their
+    places in the states x classes grid, row by row). `going`: per state, its bytes that go on. A
+    state from which most bytes go on (a string body, an identifier) keeps every pair: the test would
+    cost more than the steps it saves."""
     width = hi - lo
-    if 2 * int(going[states].sum()) > 256 * len(states):
+    narrow = np.flatnonzero(2 * going[states] <= 256)
+    if not len(narrow):
         return np.repeat(states, width), np.tile(np.arange(lo, hi), len(states)), np.arange(len(states) * width)
     second = rests.columns[0, lo:hi] if len(rests.columns) else np.zeros(width, dtype=np.uint8)
-    keep = goes_on[states[:, None], second[None, :]]
-    keep |= rests.lengths[lo:hi] == 0
+    keep = np.ones((len(states), width), dtype=bool)
+    keep[narrow] = goes_on[states[narrow][:, None], second[None, :]] | (rests.lengths[lo:hi] == 0)
     state_at, class_at = np.nonzero(keep)
     return states[state_at], lo + class_at, state_at * width + class_at
 
