@@ -116,14 +116,16 @@ class TerminalDWA:
     -2 - k where the rest lexes alike after any of the STARTs start_sets[k] (`node_contexts`).
     class_of_token[v]: the token's class; `n_classes` is the EOS class and `n_classes + 1` the class
     of tokens that are never allowed (special tokens other than EOS, empty tokens).
-    Classes are numbered by first byte, then longest first, so each first byte's classes are one
-    block: block k is classes block_starts[k]..block_starts[k+1]-1. `outcome_row(q)[c]`: outcome id
+    Classes are numbered by the byte class (`byte_classes`) of their first byte, then longest
+    first, so each such class's token classes are one block (its first bytes lead every lexer state
+    alike): block k is classes block_starts[k]..block_starts[k+1]-1. `outcome_row(q)[c]`: outcome id
     (index into `outcomes`) of class c at lexer state q, or NO_OUTCOME; stored factored, since a
     token whose first byte extends q's lexeme depends on q only through the state that byte reaches:
     block_rows[k][block_pick[q, k]] is block k's part of q's row (block_rows[k][0]: no outcome; a
     block's rows are distinct, so lexer states with equal rows have equal picks), and
     eos_outcome[q] the EOS class's (lexer states x classes would be 2 GB at 3,000 keywords).
-    class_first[c]: the first byte of class c's tokens; 256 for the EOS and never classes.
+    class_first[c]: the first byte of class c's representative (its tokens' first bytes are of one
+    byte class); 256 for the EOS and never classes.
     state_close[q, b]: term-set id the open lexeme of q closes as when byte b cannot extend it (a
     token starting with b is then decided from START at run time), else 0 (column 256: 0); all 0
     once the closes are spelled out. `close_row(q)` gives it per class.
@@ -186,7 +188,7 @@ def byte_classes(lexer: LexerTables) -> np.ndarray:
 def token_classes(classes: np.ndarray, vocab: Vocabulary, never: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Group tokens by their byte-class strings (`classes`: `byte_classes` of the lexer). Returns
     (class of each token, each class's representative: its lowest token id), classes numbered by
-    first byte, then longest first, then representative id."""
+    their first byte's class, then longest first, then representative id."""
     if classes.dtype != np.uint8:
         raise ValueError("more than 256 byte classes cannot happen for a byte DFA")
     data, starts, lengths = vocab.token_data, vocab.token_offsets[:-1], vocab.token_lengths.astype(np.int64)
@@ -196,8 +198,8 @@ def token_classes(classes: np.ndarray, vocab: Vocabulary, never: np.ndarray) -> 
     counted = np.flatnonzero(~excluded)
     class_of_counted, first = _equal_strings(classes[data], starts, lengths, counted)
     representative_ids = counted[first]
-    first_bytes = data[starts[representative_ids]]
-    order = np.lexsort((representative_ids, -lengths[representative_ids], first_bytes))
+    first_kinds = classes[data[starts[representative_ids]]]
+    order = np.lexsort((representative_ids, -lengths[representative_ids], first_kinds))
     renumbered = np.empty(len(order), dtype=np.int32)
     renumbered[order] = np.arange(len(order), dtype=np.int32)
     class_of_token = np.full(len(lengths), -1, dtype=np.int32)
@@ -348,7 +350,8 @@ class _TrieBuilder:
 
 @dataclass(frozen=True)
 class _Block:
-    """Classes lo..hi-1, whose representatives start with `byte` (longest first)."""
+    """Classes lo..hi-1 (longest first), whose representatives start with a byte of the byte class
+    of `byte` (one of them: the rest do the same to every lexer state)."""
 
     byte: int
     lo: int
@@ -405,18 +408,19 @@ def _kind_bits(members: np.ndarray) -> np.ndarray:
 
 def _first_byte_blocks(vocab: Vocabulary, representatives: np.ndarray,
                        kind_of_byte: np.ndarray) -> tuple[list[_Block], _Rests]:
-    """The classes, given by their representative token ids (numbered by first byte, then longest
-    first), as blocks, and one padded matrix of every representative's bytes after the first, with
-    their byte classes (`kind_of_byte`) as bits."""
+    """The classes, given by their representative token ids (numbered by their first byte's class
+    `kind_of_byte`, then longest first), as blocks, and one padded matrix of every representative's
+    bytes after the first, with their byte classes as bits."""
     starts = vocab.token_offsets[representatives]
     first = vocab.token_data[starts]
+    first_kind = kind_of_byte[first]
     rest = vocab.token_lengths[representatives].astype(np.int64) - 1
     columns = np.zeros((int(rest.max(initial=0)), len(representatives)), dtype=np.uint8)
     rows = np.repeat(np.arange(len(representatives)), rest)
     cols = np.arange(int(rest.sum())) - np.repeat(np.cumsum(rest) - rest, rest)
     data = vocab.token_data[np.repeat(starts + 1, rest) + cols]
     columns[cols, rows] = data
-    same_block = np.diff(first) == 0
+    same_block = np.diff(first_kind) == 0
     assert (np.diff(rest)[same_block] <= 0).all(), "token_classes numbers each block longest first"
     bounds = np.concatenate([[0], np.flatnonzero(~same_block) + 1, [len(representatives)]]).tolist()
     blocks = [_Block(int(first[lo]), lo, hi) for lo, hi in zip(bounds, bounds[1:])]
