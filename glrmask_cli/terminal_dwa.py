@@ -196,7 +196,7 @@ def token_classes(classes: np.ndarray, vocab: Vocabulary, never: np.ndarray) -> 
     excluded = never.copy()
     excluded[eos_ids] = True
     counted = np.flatnonzero(~excluded)
-    class_of_counted, first = _equal_strings(classes[data], starts, lengths, counted)
+    class_of_counted, first = _equal_strings(classes[data], starts, lengths, counted, vocab.token_positions)
     representative_ids = counted[first]
     first_kinds = classes[data[starts[representative_ids]]]
     order = np.lexsort((representative_ids, -lengths[representative_ids], first_kinds))
@@ -213,19 +213,21 @@ def token_classes(classes: np.ndarray, vocab: Vocabulary, never: np.ndarray) -> 
 _HASH_BASE = np.uint64(0x9E3779B97F4A7C15)
 
 
-def _equal_strings(keys: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
-                   chosen: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _equal_strings(keys: np.ndarray, starts: np.ndarray, lengths: np.ndarray, chosen: np.ndarray,
+                   positions: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Group the strings `keys[starts[i]:starts[i] + lengths[i]]` for i in `chosen` (none empty) by
     equal content: (each one's group, each group's first member as an index into `chosen`), groups
     numbered by their first member. Grouped by a polynomial hash of the content and length, then
     checked byte for byte against each group's first member; a collision (never seen) falls back to
-    grouping the strings themselves."""
+    grouping the strings themselves. `positions`: each key's index inside its string, if known (a
+    vocabulary keeps its own: `Vocabulary.token_positions`)."""
     if not len(chosen):
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    position = np.arange(len(keys)) - np.repeat(starts, lengths)          # index inside its string
+    if positions is None:
+        positions = np.arange(len(keys)) - np.repeat(starts, lengths)
     powers = np.cumprod(np.full(int(lengths.max()), _HASH_BASE, dtype=np.uint64))
-    running = np.cumsum((keys.astype(np.uint64) + np.uint64(1)) * powers[position], dtype=np.uint64)
-    running = np.concatenate([np.zeros(1, dtype=np.uint64), running])
+    running = np.zeros(len(keys) + 1, dtype=np.uint64)      # running[i]: the hash of keys[:i]
+    np.cumsum((keys.astype(np.uint64) + np.uint64(1)) * powers[positions], dtype=np.uint64, out=running[1:])
     hashes = running[starts[chosen] + lengths[chosen]] - running[starts[chosen]]
     hashes = hashes * _HASH_BASE + lengths[chosen].astype(np.uint64)
     order = np.argsort(hashes)
@@ -233,12 +235,12 @@ def _equal_strings(keys: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
     new = np.ones(len(order), dtype=bool)
     new[1:] = ordered[1:] != ordered[:-1]
     first_by_hash = np.minimum.reduceat(order, np.flatnonzero(new))     # each group's first member
-    by_first = np.argsort(first_by_hash)                                # groups numbered by it
-    rank = np.empty(len(by_first), dtype=np.int64)
-    rank[by_first] = np.arange(len(by_first))
+    is_first = np.zeros(len(order), dtype=bool)                         # groups numbered by it
+    is_first[first_by_hash] = True
+    rank = np.cumsum(is_first) - 1
     group = np.empty(len(order), dtype=np.int64)
-    group[order] = rank[np.cumsum(new) - 1]
-    first = first_by_hash[by_first]
+    group[order] = rank[first_by_hash][np.cumsum(new) - 1]
+    first = np.flatnonzero(is_first)
     others = np.flatnonzero(first[group] != np.arange(len(chosen)))     # only these need checking
     mine, theirs = chosen[others], chosen[first[group[others]]]
     if (lengths[mine] == lengths[theirs]).all():

@@ -144,6 +144,13 @@ class Vocabulary:
         offsets.flags.writeable = False
         return offsets
 
+    @cached_property
+    def token_positions(self) -> np.ndarray:
+        """int64, one per byte of `token_data`: its index inside its token; read-only."""
+        positions = np.arange(self.token_data.size) - np.repeat(self.token_offsets[:-1], self.token_lengths)
+        positions.flags.writeable = False
+        return positions
+
     def byte_matrix(self) -> np.ndarray:
         """uint8 array (size, max length): row i holds token i's bytes, zero padded.
 
