@@ -685,9 +685,10 @@ def build_terminal_dwa(lexer: LexerTables, vocab: Vocabulary, progress: Progress
     LimitExceeded (max_token_paths) for a token that forks into more paths than that, naming it.
 
     A token whose first byte b extends the open lexeme of state q does from then on what its other
-    bytes do from the state q reaches on b, so the classes starting with b are scanned once per
-    distinct such state, not once per lexer state (1,000 keywords + NAME: 4,716 lexer states, 40k
-    classes; 4.8k scans of 700 classes instead of 4.7k scans of 20k). `progress` counts first bytes."""
+    bytes do from the state q reaches on b (the same for every byte of b's byte class), so a block's
+    classes are scanned once per distinct such state, not once per lexer state (1,000 keywords +
+    NAME: 4,716 lexer states, 40k classes; 4.8k scans of 700 classes instead of 4.7k scans of 20k).
+    `progress` counts blocks."""
     never = vocab.token_lengths == 0        # special ids (EOS aside) and empty ids: never allowed
     never[sorted(vocab.special_ids - set(vocab.eos_ids))] = True
     never[list(vocab.eos_ids)] = False
@@ -704,7 +705,7 @@ def build_terminal_dwa(lexer: LexerTables, vocab: Vocabulary, progress: Progress
     alike = _alike_for(lexer, contexts, {int(rests.lengths[block.lo + lo]) for block, cuts in zip(blocks, tiers)
                                          for lo, _ in cuts})
     plans = [_plan_block(lexer, block, cuts, rests, alike) for block, cuts in zip(blocks, tiers)]
-    ticker = Ticker(progress, len(blocks), "first bytes")
+    ticker = Ticker(progress, len(blocks), "blocks")
     try:
         _scan_classes(lexer, contexts, [scan for plan in plans for scan, _ in plan.tiers], rests, trie,
                       outcome_index, ticker, max_token_paths, _self_loops(lexer, kind_of_byte))

@@ -62,7 +62,7 @@ def test_stages_report_increasing_counts_up_to_their_totals(monkeypatch, tmp_pat
     assert c.quotient is not None         # stack effects are explored per terminal class of the LR quotient
     expected_units = {"stack effects": ("terminals", c.quotient.n_terminal_classes),
                       "rows": ("lexer states", c.lexer.n_states),
-                      "terminal DWA": ("first bytes", None), "parser DWA": ("groups", None)}
+                      "terminal DWA": ("blocks", None), "parser DWA": ("groups", None)}
     for name, (unit, final_total) in expected_units.items():
         done, total, counts = 0, None, []
         for event in stages[name]:
