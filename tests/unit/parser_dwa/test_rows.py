@@ -44,9 +44,9 @@ def test_sparse_and_dense_lexer_states_give_the_same_pool(compiled, monkeypatch)
         assert np.array_equal(getattr(dense, field.name), getattr(mixed, field.name)), field.name
 
 
-def test_rows_by_runs_are_the_classes_of_each_masks_outcomes(monkeypatch):
-    """The many-masks form (`_rows_by_runs`, batches of masks scattered into a grid) against each
-    mask's row taken directly: the classes whose outcome is one of the mask's."""
+def test_rows_by_or_are_the_classes_of_each_masks_outcomes():
+    """The many-masks form (`_rows_by_or`: each outcome's classes packed once, a mask's row their OR)
+    against each mask's row taken directly: the classes whose outcome is one of the mask's."""
     rng = np.random.default_rng(7)
     n_classes, n_outcomes = 300, 40
     class_of_token = rng.integers(0, n_classes + 2, size=1000)
@@ -57,9 +57,8 @@ def test_rows_by_runs_are_the_classes_of_each_masks_outcomes(monkeypatch):
     bits = np.concatenate(members)
     starts = np.concatenate([[0], np.cumsum([len(m) for m in members])])
     masks = rows._Masks(np.arange(len(members)), np.arange(len(members)), bits, starts)
-    monkeypatch.setattr(rows, "_GRID_BYTES", 3 * (n_classes + 2))      # batches of three masks
     pool = rows._Pool(class_of_token, n_classes)
-    found = rows._rows_by_runs(outcome, present_ids, masks, pool)
+    found = rows._rows_by_or(outcome, present_ids, masks, pool)
     expected = [pool.token_row(np.isin(outcome, present_ids[m])) for m in members]
     assert found == expected
     assert len(set(found)) > 10
