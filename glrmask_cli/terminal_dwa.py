@@ -911,8 +911,8 @@ def _deferred_groups(tdwa: TerminalDWA,
             if s not in going:
                 going[s] = np.logical_or.reduceat(tdwa.outcome_row(s)[:tdwa.n_classes] != NO_OUTCOME,
                                                   tdwa.block_starts[:-1])
-    goes_on = np.stack([np.logical_or.reduce([going[s] for s in starts]) for starts in hand_overs]
-                       or [np.zeros(len(tdwa.block_starts) - 1, dtype=bool)])
+    none = np.zeros(len(tdwa.block_starts) - 1, dtype=bool)
+    goes_on = np.stack([np.logical_or.reduce([none] + [going[s] for s in starts]) for starts in hand_overs] or [none])
     kept = goes_on[code_of.reshape(-1), block]
     block, state, closed, restart = block[kept], state[kept], closed[kept], restart[kept]
     order = np.lexsort((state, restart, closed, block))
