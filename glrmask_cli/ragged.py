@@ -14,3 +14,9 @@ def row_positions(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
     the flat positions of the rows beginning at `starts`, `counts` long."""
     ends = np.cumsum(counts)
     return np.repeat(starts - (ends - counts), counts) + np.arange(int(ends[-1]) if len(ends) else 0)
+
+
+def positions_within(counts: np.ndarray) -> np.ndarray:
+    """0, 1, ..., counts[i] - 1 for every i, concatenated in order: each item's index inside its row,
+    for rows stored one after another."""
+    return row_positions(np.zeros(len(counts), dtype=np.int64), counts)

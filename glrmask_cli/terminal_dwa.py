@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from itertools import repeat
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -31,7 +31,7 @@ from glrmask_cli.lexer.contextual import ContextualLexer
 from glrmask_cli.lexer.dfa import moore_rounds, row_classes
 from glrmask_cli.limits import DEFAULTS
 from glrmask_cli.progress import NO_PROGRESS, Progress, Ticker
-from glrmask_cli.ragged import row_positions
+from glrmask_cli.ragged import positions_within, row_positions
 from glrmask_cli.vocab.vocabulary import Vocabulary
 from glrmask_runtime.tables import DEAD, END_OF_INPUT, SHIFT, START, LexerTables, LRTables, unpack_actions
 
@@ -219,12 +219,12 @@ def _equal_strings(keys: np.ndarray, starts: np.ndarray, lengths: np.ndarray, ch
     equal content: (each one's group, each group's first member as an index into `chosen`), groups
     numbered by their first member. Grouped by a polynomial hash of the content and length, then
     checked byte for byte against each group's first member; a collision (never seen) falls back to
-    grouping the strings themselves. `positions`: each key's index inside its string, if known (a
-    vocabulary keeps its own: `Vocabulary.token_positions`)."""
+    grouping the strings themselves. The strings are stored one after another; `positions`: each
+    key's index inside its string, if known (a vocabulary keeps its own: `Vocabulary.token_positions`)."""
     if not len(chosen):
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     if positions is None:
-        positions = np.arange(len(keys)) - np.repeat(starts, lengths)
+        positions = positions_within(lengths)
     powers = np.cumprod(np.full(int(lengths.max()), _HASH_BASE, dtype=np.uint64))
     running = np.zeros(len(keys) + 1, dtype=np.uint64)      # running[i]: the hash of keys[:i]
     np.cumsum((keys.astype(np.uint64) + np.uint64(1)) * powers[positions], dtype=np.uint64, out=running[1:])
@@ -419,7 +419,7 @@ def _first_byte_blocks(vocab: Vocabulary, representatives: np.ndarray,
     rest = vocab.token_lengths[representatives].astype(np.int64) - 1
     columns = np.zeros((int(rest.max(initial=0)), len(representatives)), dtype=np.uint8)
     rows = np.repeat(np.arange(len(representatives)), rest)
-    cols = np.arange(int(rest.sum())) - np.repeat(np.cumsum(rest) - rest, rest)
+    cols = positions_within(rest)
     data = vocab.token_data[np.repeat(starts + 1, rest) + cols]
     columns.reshape(-1)[cols * len(representatives) + rows] = data      # flat: cheaper than a 2-D scatter
     same_block = np.diff(first_kind) == 0
@@ -844,15 +844,23 @@ def spell_out_closes(tdwa: TerminalDWA, lexer: LexerTables, max_outcomes: int | 
 
     outcomes = list(tdwa.outcomes)
     index: dict[OutcomeKey, int] = {(o.paths[0] if not o.more else o.paths): i for i, o in enumerate(outcomes)}
+    from_start: dict[int, np.ndarray] = {}
+
+    def row_from(start: int) -> np.ndarray:
+        """What every class does from a hand-over START (outcome ids), made once per START."""
+        if start not in from_start:
+            from_start[start] = tdwa.outcome_row(start)[:tdwa.n_classes]
+        return from_start[start]
+
     plans = []      # per (block, close set, hand-over STARTs): the deferred states, their columns' keys
     keys: set[tuple[int, tuple[int, ...], tuple[int, ...]]] = set()
     # per hand-over STARTs (the same for every lexeme handing over so), per block: the distinct
     # columns of what the tokens do from them, each class's column, the columns where one can go on
     columns_after: dict[tuple[int, ...], list[tuple[list[tuple[int, ...]], np.ndarray, list[tuple[int, ...]]]]] = {}
-    for k, members, closed, hand_over in _deferred_groups(tdwa, contexts):
+    for k, members, closed, hand_over in _deferred_groups(tdwa, contexts, row_from):
         per_block = columns_after.get(hand_over)
         if per_block is None:
-            after = np.stack([tdwa.outcome_row(s)[:tdwa.n_classes] for s in hand_over])
+            after = np.stack([row_from(s) for s in hand_over])
             per_block = columns_after[hand_over] = [
                 (columns, which, [column for column in columns if any(o != NO_OUTCOME for o in column)])
                 for columns, which in _distinct_columns_by_block(after, tdwa.block_starts)]
@@ -891,13 +899,14 @@ def spell_out_closes(tdwa: TerminalDWA, lexer: LexerTables, max_outcomes: int | 
         state_close=np.zeros_like(tdwa.state_close), block_rows=tuple(block_rows), block_pick=block_pick)
 
 
-def _deferred_groups(tdwa: TerminalDWA,
-                     contexts: LexerContexts) -> list[tuple[int, list[int], int, tuple[int, ...]]]:
+def _deferred_groups(tdwa: TerminalDWA, contexts: LexerContexts,
+                     row_from: Callable[[int], np.ndarray]) -> list[tuple[int, list[int], int, tuple[int, ...]]]:
     """The deferred (lexer state, block) pairs (the block's first byte closes the state's lexeme)
     after which some class of the block goes on from a START the lexeme hands over to, grouped by
     block, the term set the lexeme closes as and the STARTs it hands over to: (block, its states
     ascending, term set, hand-over STARTs), by block, then term set and hand-over. The other pairs
-    (nearly all: after a complete lexeme most first bytes start nothing) keep no outcome, as before."""
+    (nearly all: after a complete lexeme most first bytes start nothing) keep no outcome, as before.
+    `row_from(s)`: every class's outcome id from START s."""
     closes = tdwa.state_close[:, tdwa.class_first[tdwa.block_starts[:-1]]]        # lexer states x blocks
     block, state = np.nonzero(((tdwa.block_pick == 0) & (closes != 0)).T)
     closed = closes[state, block]
@@ -909,8 +918,7 @@ def _deferred_groups(tdwa: TerminalDWA,
     for starts in hand_overs:
         for s in starts:
             if s not in going:
-                going[s] = np.logical_or.reduceat(tdwa.outcome_row(s)[:tdwa.n_classes] != NO_OUTCOME,
-                                                  tdwa.block_starts[:-1])
+                going[s] = np.logical_or.reduceat(row_from(s) != NO_OUTCOME, tdwa.block_starts[:-1])
     none = np.zeros(len(tdwa.block_starts) - 1, dtype=bool)
     goes_on = np.stack([np.logical_or.reduce([none] + [going[s] for s in starts]) for starts in hand_overs] or [none])
     kept = goes_on[code_of.reshape(-1), block]

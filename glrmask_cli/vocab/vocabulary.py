@@ -18,6 +18,7 @@ from types import MappingProxyType
 import numpy as np
 
 from glrmask_cli.errors import TokenizerError
+from glrmask_cli.ragged import positions_within
 
 FINGERPRINT_LABEL = b"glrmask-vocabulary-v1\n"
 
@@ -147,7 +148,7 @@ class Vocabulary:
     @cached_property
     def token_positions(self) -> np.ndarray:
         """int64, one per byte of `token_data`: its index inside its token; read-only."""
-        positions = np.arange(self.token_data.size) - np.repeat(self.token_offsets[:-1], self.token_lengths)
+        positions = positions_within(self.token_lengths.astype(np.int64))
         positions.flags.writeable = False
         return positions
 
@@ -159,10 +160,8 @@ class Vocabulary:
         lengths = self.token_lengths
         width = int(lengths.max(initial=0))
         matrix = np.zeros((self.size, max(width, 1)), dtype=np.uint8)
-        flat = self.token_data
         rows = np.repeat(np.arange(self.size), lengths)
-        cols = np.arange(flat.size) - np.repeat(self.token_offsets[:-1], lengths)
-        matrix[rows, cols] = flat
+        matrix[rows, self.token_positions] = self.token_data
         return matrix
 
     def __repr__(self) -> str:
