@@ -50,9 +50,9 @@ def _future_outcomes(dwa: ParserDWA) -> list[int]:
     """Per DWA state, the outcomes of the states a walk from it can reach (its own included)."""
     future = list(dwa.outcomes)
     shared: dict[int, int] = {}       # one object per distinct set
-    for state in reversed(range(dwa.n_states)):   # numbered topologically: targets have larger ids
+    for state, successors in dwa.successors_backward():   # numbered topologically: targets first
         found = future[state]
-        for target in dwa.successors(state):
+        for target in successors:
             found |= future[target]
         future[state] = shared.setdefault(found, found)
     return future

@@ -152,3 +152,31 @@ def test_topological_levels_is_fifo_kahn(dag):
     offsets[1:] = np.cumsum([len(t) for t in succ])
     flat = np.asarray([t for targets in succ for t in targets], dtype=np.int64)
     assert _topological_levels(offsets, flat, roots) == _fifo_kahn(succ, roots)
+
+
+@given(st.data())
+def test_depth_is_the_longest_walk_across_blocks(data):
+    """`depth()` reads the edges a block of states at a time (`successors_backward`); with blocks of
+    three states, random layered automata must still give the longest path a direct search finds."""
+    import glrmask_cli.parser_dwa.determinize as determinize_module
+    from glrmask_cli.parser_dwa.determinize import ParserDWA
+
+    n = data.draw(st.integers(1, 12))
+    edges = [sorted(data.draw(st.sets(st.integers(d + 1, n - 1), max_size=4))) if d + 1 < n else [] for d in range(n)]
+    default = [data.draw(st.sampled_from([NO_STATE] + list(range(d + 1, n)))) for d in range(n)]
+    offsets = np.cumsum([0] + [len(e) for e in edges]).astype(np.int64)
+    flat = np.asarray([t for e in edges for t in e], dtype=np.int64)
+    dwa = ParserDWA(offsets, np.arange(len(flat), dtype=np.int64), flat, np.asarray(default, dtype=np.int64),
+                    (0,) * n, roots=(0,))
+
+    def longest(d):   # states on the longest path from d
+        nexts = edges[d] + ([default[d]] if default[d] != NO_STATE else [])
+        return 1 + max((longest(t) for t in nexts), default=0)
+
+    saved = determinize_module._BLOCK
+    determinize_module._BLOCK = 3
+    try:
+        assert [s for s, _ in dwa.successors_backward()] == list(reversed(range(n)))
+        assert dwa.depth() == longest(0) - 1
+    finally:
+        determinize_module._BLOCK = saved
