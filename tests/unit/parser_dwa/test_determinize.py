@@ -6,9 +6,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import glrmask_cli.parser_dwa.determinize as determinize_module
 from glrmask_cli.errors import LimitExceeded
 from glrmask_cli.parser.stack_effects import ANY
-from glrmask_cli.parser_dwa.determinize import NO_STATE, StatePool, _topological_levels, determinize
+from glrmask_cli.parser_dwa.determinize import NO_STATE, ParserDWA, StatePool, _topological_levels, determinize
 from glrmask_cli.parser_dwa.read_nfa import ReadNFA
 from tests.support.dwa_walk import walk
 
@@ -158,9 +159,6 @@ def test_topological_levels_is_fifo_kahn(dag):
 def test_depth_is_the_longest_walk_across_blocks(data):
     """`depth()` reads the edges a block of states at a time (`successors_backward`); with blocks of
     three states, random layered automata must still give the longest path a direct search finds."""
-    import glrmask_cli.parser_dwa.determinize as determinize_module
-    from glrmask_cli.parser_dwa.determinize import ParserDWA
-
     n = data.draw(st.integers(1, 12))
     edges = [sorted(data.draw(st.sets(st.integers(d + 1, n - 1), max_size=4))) if d + 1 < n else [] for d in range(n)]
     default = [data.draw(st.sampled_from([NO_STATE] + list(range(d + 1, n)))) for d in range(n)]
