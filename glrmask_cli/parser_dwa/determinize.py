@@ -82,21 +82,18 @@ class ParserDWA:
                          self.default, self.outcomes, self.roots, self.emits)
 
     def successors_backward(self) -> Iterator[tuple[int, list[int]]]:
-        """(state, its successors: its edges' targets, repeats included, then its default) for every
-        state from the last to the first: targets before the states that point to them. Read a block
-        of states at a time as Python lists (a state's numpy slice costs more than its walk, and all
-        of sympy's latex.lark x cl100k's 26M edges as lists would be a GB)."""
+        """(state, its distinct successors, its default included) for every state from the last to
+        the first: targets before the states that point to them. Read a block of states at a time as
+        Python lists (a state's numpy slice costs more than its walk, and sympy's latex.lark x
+        cl100k's 26M edges at once would take GBs)."""
         for hi in range(self.n_states, 0, -_BLOCK):
             lo = max(0, hi - _BLOCK)
-            bounds = self.offsets[lo:hi + 1].tolist()
-            targets = self.targets[bounds[0]:bounds[-1]].tolist()
-            default = self.default[lo:hi].tolist()
-            base = bounds[0]
+            counts = np.diff(self.offsets[lo:hi + 1])
+            offsets, targets = _with_defaults(counts, self.targets[self.offsets[lo]:self.offsets[hi]],
+                                              self.default[lo:hi])
+            bounds, block = offsets.tolist(), targets.tolist()
             for i in range(hi - lo - 1, -1, -1):
-                found = targets[bounds[i] - base:bounds[i + 1] - base]
-                if default[i] != NO_STATE:
-                    found.append(default[i])
-                yield lo + i, found
+                yield lo + i, block[bounds[i]:bounds[i + 1]]
 
     def depth(self) -> int:
         """The longest walk: the maximum number of stack symbols the DWA ever reads."""
@@ -295,7 +292,7 @@ _FEW_NODES = 64    # a node set smaller than this is sorted and packed without n
 
 
 def _packed(nodes: list[int]) -> bytes:
-    """Sorted node ids as the bytes of an int32 array (numpy's, without its per-call cost)."""
+    """Node ids (given sorted) as the bytes of an int32 array (numpy's, without its per-call cost)."""
     return array("i", nodes).tobytes()
 
 
@@ -567,7 +564,8 @@ def _successor_csr(signatures: Sequence[Signature]) -> tuple[np.ndarray, np.ndar
 def _with_defaults(counts: np.ndarray, targets: np.ndarray, default: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
     """CSR (offsets, targets) of each state's distinct successors: its `counts[state]` entries of
     `targets` in order, then its default (NO_STATE: none), each successor once where it first occurs
-    (latex.lark x cl100k's pool: 26M edges, 2.6M distinct successors)."""
+    (latex.lark x cl100k's pool: 26M edges, 2.6M distinct successors). The states may be a slice of
+    an automaton's: targets are any state ids."""
     n = len(counts)
     defaults = np.fromiter(default, dtype=np.int64, count=n)
     has_default = defaults != NO_STATE
@@ -577,7 +575,7 @@ def _with_defaults(counts: np.ndarray, targets: np.ndarray, default: Sequence[in
     merged[row_positions(ends - sizes, counts)] = targets
     merged[ends[has_default] - 1] = defaults[has_default]
     owner = np.repeat(np.arange(n, dtype=np.int64), sizes)
-    key = owner * n + merged
+    key = owner * max(n, int(merged.max(initial=0)) + 1) + merged     # targets may lie past these states
     order = np.argsort(key, kind="stable")              # equal (state, target) pairs together, in order
     ordered = key[order]
     first = np.ones(len(key), dtype=bool)

@@ -1,6 +1,8 @@
 """The determinized, minimized Parser DWA must answer exactly what matching the read prefixes one by
 one answers, for every stack."""
 
+from unittest import mock
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -156,25 +158,28 @@ def test_topological_levels_is_fifo_kahn(dag):
 
 
 @given(st.data())
-def test_depth_is_the_longest_walk_across_blocks(data):
-    """`depth()` reads the edges a block of states at a time (`successors_backward`); with blocks of
-    three states, random layered automata must still give the longest path a direct search finds."""
+def test_successors_and_depth_across_blocks(data):
+    """`successors_backward` reads the edges a block of states at a time; with blocks of three states,
+    random layered automata (repeated targets, defaults equal to an edge's target) must give every
+    state's distinct successors, last state first, and `depth()` the longest path a direct search finds."""
     n = data.draw(st.integers(1, 12))
-    edges = [sorted(data.draw(st.sets(st.integers(d + 1, n - 1), max_size=4))) if d + 1 < n else [] for d in range(n)]
+    edges = [data.draw(st.lists(st.integers(d + 1, n - 1), max_size=5)) if d + 1 < n else [] for d in range(n)]
     default = [data.draw(st.sampled_from([NO_STATE] + list(range(d + 1, n)))) for d in range(n)]
     offsets = np.cumsum([0] + [len(e) for e in edges]).astype(np.int64)
     flat = np.asarray([t for e in edges for t in e], dtype=np.int64)
     dwa = ParserDWA(offsets, np.arange(len(flat), dtype=np.int64), flat, np.asarray(default, dtype=np.int64),
                     (0,) * n, roots=(0,))
 
-    def longest(d):   # states on the longest path from d
-        nexts = edges[d] + ([default[d]] if default[d] != NO_STATE else [])
-        return 1 + max((longest(t) for t in nexts), default=0)
+    def nexts(d):
+        return set(edges[d]) | ({default[d]} if default[d] != NO_STATE else set())
 
-    saved = determinize_module._BLOCK
-    determinize_module._BLOCK = 3
-    try:
-        assert [s for s, _ in dwa.successors_backward()] == list(reversed(range(n)))
-        assert dwa.depth() == longest(0) - 1
-    finally:
-        determinize_module._BLOCK = saved
+    def longest(d):   # states on the longest path from d
+        return 1 + max((longest(t) for t in nexts(d)), default=0)
+
+    with mock.patch.object(determinize_module, "_BLOCK", 3):
+        found = list(dwa.successors_backward())
+        depth = dwa.depth()
+    assert [state for state, _ in found] == list(reversed(range(n)))
+    for state, successors in found:
+        assert sorted(successors) == sorted(nexts(state))      # each once
+    assert depth == longest(0) - 1
