@@ -561,7 +561,8 @@ def _successor_csr(signatures: Sequence[Signature]) -> tuple[np.ndarray, np.ndar
     return _with_defaults(counts, targets, [signature[2] for signature in signatures])
 
 
-def _with_defaults(counts: np.ndarray, targets: np.ndarray, default: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+def _with_defaults(counts: np.ndarray, targets: np.ndarray,
+                   default: Sequence[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """CSR (offsets, targets) of each state's distinct successors: its `counts[state]` entries of
     `targets` in order, then its default (NO_STATE: none), each successor once where it first occurs
     (latex.lark x cl100k's pool: 26M edges, 2.6M distinct successors). The states may be a slice of
